@@ -1,0 +1,176 @@
+"""Random access to a genome FASTA: plain, gzip or bgzip, one or many records.
+
+Coordinates are 0-based and half-open (BED convention): ``fetch("chr1", 0, 10)`` returns the first
+ten bases of ``chr1``.
+
+Reading goes through pyfaidx, which needs a ``.fai`` index and random access:
+
+- a plain FASTA is indexed in place (or, if its folder is read-only, through a link in the cache);
+- a bgzip FASTA is read directly through its ``.fai``/``.gzi`` indexes;
+- a plain gzip FASTA cannot be read at random positions, so :func:`prepare_genome` decompresses it
+  **once** into a cached, indexed copy (keyed by path, size and modification time) and every later
+  run and every DataLoader worker reads that copy.
+
+Call :func:`prepare_genome` in the main process before DataLoader workers start: concurrent index
+creation clobbers the ``.fai`` (mdshw5/pyfaidx#134). Then open one :class:`Genome` per worker, since
+a pyfaidx handle must not be shared across processes (mdshw5/pyfaidx#211).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pyfaidx
+
+from bigbird_dna.errors import InputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+ACGT = frozenset("ACGTacgt")
+
+
+def default_cache_dir() -> Path:
+    """Folder for decompressed genome copies: ``$BIGBIRD_DNA_CACHE`` or ``~/.cache/bigbird_dna``."""
+    return Path(os.environ.get("BIGBIRD_DNA_CACHE", Path.home() / ".cache" / "bigbird_dna"))
+
+
+def _is_bgzip(path: Path) -> bool:
+    """bgzip files are gzip members whose extra field carries the ``BC`` subfield."""
+    with open(path, "rb") as handle:
+        header = handle.read(16)
+    return header[:2] == GZIP_MAGIC and header[3] & 4 != 0 and header[12:14] == b"BC"
+
+
+def _is_gzip(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(2) == GZIP_MAGIC
+
+
+def _cache_key(path: Path) -> str:
+    stat = path.stat()
+    text = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def _decompress_once(path: Path, cache_dir: Path) -> Path:
+    """Decompress a plain-gzip FASTA into the cache (atomically) unless a copy is already there."""
+    target = cache_dir / f"{path.name.removesuffix('.gz')}.{_cache_key(path)}.fa"
+    if target.exists():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".partial")
+    try:
+        with os.fdopen(fd, "wb") as out, gzip.open(path, "rb") as src:
+            shutil.copyfileobj(src, out, length=1 << 20)
+        os.replace(tmp, target)
+    except (OSError, EOFError) as err:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"cannot decompress {path}: {err}. Check that the file is a complete gzip.") from err
+    return target
+
+
+def _readable_location(path: Path, cache_dir: Path) -> Path:
+    """pyfaidx writes ``.fai`` beside the FASTA; use a link in the cache if that folder is read-only."""
+    if os.access(path.parent, os.W_OK) or Path(f"{path}.fai").exists():
+        return path
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    link = cache_dir / f"{path.name}.{_cache_key(path)}{''.join(path.suffixes[-1:])}"
+    if not link.exists():
+        link.symlink_to(path.resolve())
+    return link
+
+
+def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> Path:
+    """Check a FASTA, make it randomly readable and indexed, and return the path to open.
+
+    Args:
+        path: FASTA file, plain, gzip or bgzip.
+        cache_dir: where decompressed copies of plain-gzip files live (default
+            :func:`default_cache_dir`).
+
+    Returns:
+        The path that :class:`Genome` should open (the input itself, or its cached copy).
+
+    Raises:
+        InputError: the file is missing, empty, not FASTA, malformed, or holds no sequence.
+    """
+    path = Path(path).expanduser()
+    cache = Path(cache_dir) if cache_dir else default_cache_dir()
+    if not path.is_file():
+        raise InputError(f"genome FASTA not found: {path}. Set data.fasta=PATH to an existing FASTA file.")
+    if path.stat().st_size == 0:
+        raise InputError(f"genome FASTA is empty: {path}. Point data.fasta at a FASTA with sequence records.")
+    if _is_gzip(path) and not _is_bgzip(path):
+        path = _decompress_once(path, cache)
+    elif not _is_gzip(path):
+        with open(path, "rb") as handle:
+            first = handle.read(1)
+        if first != b">":
+            raise InputError(f"{path} is not a FASTA file: it should start with '>' (a record header).")
+    path = _readable_location(path, cache)
+    genome = Genome(path)  # builds and validates the .fai once, here, before any worker starts
+    try:
+        if not genome.record_lengths:
+            raise InputError(f"{path} holds no FASTA records. Check that it is a FASTA file.")
+        if sum(genome.record_lengths.values()) == 0:
+            raise InputError(f"every record in {path} is empty. The genome needs sequence to train on.")
+    finally:
+        genome.close()
+    return path
+
+
+class Genome:
+    """Read-only random access to the records of one indexed FASTA.
+
+    Args:
+        path: a path returned by :func:`prepare_genome`.
+        uppercase: upper-case soft-masked (lowercase) bases. N and IUPAC codes are kept as they are;
+            N is never mapped to a base.
+    """
+
+    def __init__(self, path: str | os.PathLike, uppercase: bool = True):
+        self.path = Path(path)
+        self.uppercase = uppercase
+        try:
+            self._fasta = pyfaidx.Fasta(
+                str(self.path),
+                sequence_always_upper=uppercase,
+                as_raw=True,
+                rebuild=False,
+                build_index=True,
+            )
+        except (pyfaidx.FastaIndexingError, pyfaidx.UnsupportedCompressionFormat, ValueError) as err:
+            raise InputError(f"malformed FASTA {self.path}: {err}. Fix the file (every line of a record "
+                             "but its last must have the same length).") from err
+        self.record_lengths: dict[str, int] = {name: len(rec) for name, rec in self._fasta.records.items()}
+
+    def fetch(self, record: str, start: int, end: int) -> str:
+        """Bases ``[start, end)`` of ``record`` (0-based, half-open)."""
+        length = self.record_lengths.get(record)
+        if length is None:
+            raise InputError(f"contig {record!r} is not in {self.path}. Known contigs: "
+                             f"{', '.join(list(self.record_lengths)[:10])}.")
+        if not 0 <= start <= end <= length:
+            raise InputError(f"interval {record}:{start}-{end} runs outside the contig, which is "
+                             f"{length} bp long (0-based, half-open coordinates).")
+        return self._fasta[record][start:end]
+
+    def close(self) -> None:
+        self._fasta.close()
+
+    def __enter__(self) -> "Genome":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def ambiguous_fraction(seq: str) -> float:
+    """Fraction of characters that are not A, C, G or T (any case): N and other IUPAC codes."""
+    if not seq:
+        return 1.0
+    return sum(ch not in ACGT for ch in seq) / len(seq)
