@@ -1,0 +1,78 @@
+"""Encoder configuration as plain dataclasses.
+
+Configs travel as plain Python types (``asdict``), so checkpoints load with ``weights_only=True`` and
+exports store them as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from bigbird_dna.errors import InputError
+
+
+@dataclass
+class AttentionConfig:
+    """Which block graph each layer attends over, and which kernel computes it.
+
+    Attributes:
+        preset: a layout preset of :mod:`bigbird_dna.attention.layout` (``bigbird_itc``,
+            ``bigbird_etc``, ``longformer``, ``window_only``, ``random_only``, ``window_random``,
+            ``dense``).
+        block_size: tokens per block (64 in the paper).
+        params: the preset's own parameters, e.g. ``{window: 3, num_random: 3, global_per_end: 1}``.
+        seed: base seed of the random blocks; each layer draws from (seed, layer, head, length).
+        backend: ``auto`` (Triton on CUDA, PyTorch elsewhere), ``triton`` or ``torch``.
+    """
+
+    preset: str = "bigbird_itc"
+    block_size: int = 64
+    params: dict[str, Any] = field(default_factory=lambda: {"window": 3, "num_random": 3, "global_per_end": 1})
+    seed: int = 0
+    backend: str = "auto"
+
+
+@dataclass
+class EncoderConfig:
+    """Shape of a BigBird encoder. ``base`` is the paper's 12 x 768 x 12 heads at 4096 tokens."""
+
+    vocab_size: int
+    hidden_size: int = 768
+    num_layers: int = 12
+    num_heads: int = 12
+    intermediate_size: int = 3072
+    max_positions: int = 4096
+    dropout: float = 0.1
+    layer_norm_eps: float = 1e-12
+    pad_id: int = 0
+    attention: AttentionConfig = field(default_factory=AttentionConfig)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.attention, dict):
+            self.attention = AttentionConfig(**self.attention)
+        if self.hidden_size % self.num_heads:
+            raise InputError(f"model.hidden_size={self.hidden_size} is not divisible by "
+                             f"model.num_heads={self.num_heads}; pick sizes that divide.")
+
+    @property
+    def num_prepended_tokens(self) -> int:
+        """Extra global tokens an ETC layout places before the sequence (0 for other presets)."""
+        from bigbird_dna.attention import preset
+
+        return preset(self.attention.preset, **self.attention.params).prepend * self.attention.block_size
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.num_heads
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "EncoderConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = set(values) - known
+        if unknown:
+            raise InputError(f"unknown model settings {sorted(unknown)}; known: {sorted(known)}.")
+        return cls(**values)

@@ -1,0 +1,131 @@
+"""The BigBird encoder: token + absolute position embeddings, then pre-LN Transformer layers whose
+self-attention runs over a block-sparse graph.
+
+Shapes: ``input_ids`` and ``attention_mask`` are ``[batch, seq]``; hidden states are
+``[batch, seq, hidden]``. ``attention_mask`` is True for real tokens and False for padding.
+
+Attention goes through one function, :func:`bigbird_dna.attention.block_sparse_attention`, so the
+Triton kernel and the PyTorch backend are interchangeable (``model.attention.backend``).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from bigbird_dna.attention import block_sparse_attention
+from bigbird_dna.errors import InputError
+from bigbird_dna.model.config import EncoderConfig
+from bigbird_dna.model.layouts import LayoutRegistry
+
+
+class BlockSparseSelfAttention(nn.Module):
+    """Multi-head self-attention over the block layout of one layer."""
+
+    def __init__(self, config: EncoderConfig, layer: int, layouts: LayoutRegistry):
+        super().__init__()
+        self.layer = layer
+        self.num_heads = config.num_heads
+        self.head_dim = config.head_dim
+        self.block_size = config.attention.block_size
+        self.backend = config.attention.backend
+        self.num_prepended = config.num_prepended_tokens
+        self.qkv = nn.Linear(config.hidden_size, 3 * config.hidden_size)
+        self.out = nn.Linear(config.hidden_size, config.hidden_size)
+        self.layouts = layouts
+
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        batch, seq, hidden = x.shape
+        q, k, v = self.qkv(x).view(batch, seq, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        num_blocks = -(-(seq - self.num_prepended) // self.block_size)  # sequence blocks, without ETC's
+        layout = self.layouts.get(self.layer, num_blocks, x.device)
+        context = block_sparse_attention(q, k, v, layout, key_padding_mask=attention_mask,
+                                         backend=self.backend)  # [B, H, T, D]
+        return self.out(context.transpose(1, 2).reshape(batch, seq, hidden))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, config: EncoderConfig):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(config.hidden_size, config.intermediate_size),
+            nn.GELU(),
+            nn.Linear(config.intermediate_size, config.hidden_size),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+class EncoderLayer(nn.Module):
+    """Pre-LN residual block: x + drop(attn(LN(x))), then x + drop(mlp(LN(x)))."""
+
+    def __init__(self, config: EncoderConfig, layer: int, layouts: LayoutRegistry):
+        super().__init__()
+        self.attn_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.attn = BlockSparseSelfAttention(config, layer, layouts)
+        self.mlp_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.mlp = FeedForward(config)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        x = x + self.dropout(self.attn(self.attn_norm(x), attention_mask))
+        return x + self.dropout(self.mlp(self.mlp_norm(x)))
+
+
+class BigBirdEncoder(nn.Module):
+    """Embeddings plus ``num_layers`` block-sparse Transformer layers.
+
+    The layouts each layer used are kept in ``self.layouts`` (a :class:`LayoutRegistry`) and are
+    saved with the model's state_dict (``get_extra_state``), so a reloaded model attends over the
+    same graph. ETC layouts prepend global blocks: the encoder fills them with learned global
+    tokens and drops them from its output.
+    """
+
+    def __init__(self, config: EncoderConfig):
+        super().__init__()
+        self.config = config
+        self.layouts = LayoutRegistry(config.attention, config.num_heads)
+        self.token_embedding = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_id)
+        self.position_embedding = nn.Embedding(config.max_positions, config.hidden_size)
+        self.embed_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.dropout)
+        self.layers = nn.ModuleList(EncoderLayer(config, i, self.layouts) for i in range(config.num_layers))
+        self.final_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+        self.global_tokens = nn.Parameter(torch.zeros(config.num_prepended_tokens, config.hidden_size))
+        self.apply(self._init_weights)
+        nn.init.normal_(self.global_tokens, std=0.02)
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+        if isinstance(module, nn.Embedding) and module.padding_idx is not None:
+            nn.init.zeros_(module.weight[module.padding_idx])
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Encode ``input_ids [B, T]``; returns hidden states ``[B, T, hidden]``."""
+        seq = input_ids.shape[1]
+        if seq > self.config.max_positions:
+            raise InputError(f"sequence of {seq} tokens is longer than model.max_positions="
+                             f"{self.config.max_positions}; shorten the window or raise max_positions.")
+        if attention_mask is None:
+            attention_mask = input_ids != self.config.pad_id
+        positions = torch.arange(seq, device=input_ids.device)
+        x = self.token_embedding(input_ids) + self.position_embedding(positions)
+        x = self.dropout(self.embed_norm(x))
+        extra = self.global_tokens.shape[0]
+        if extra:
+            x = torch.cat([self.global_tokens.expand(x.shape[0], -1, -1), x], dim=1)
+            attention_mask = torch.cat([attention_mask.new_ones(x.shape[0], extra), attention_mask], dim=1)
+        for layer in self.layers:
+            x = layer(x, attention_mask)
+        return self.final_norm(x[:, extra:])
+
+    def get_extra_state(self) -> dict:
+        return {"layouts": self.layouts.state_dict()}
+
+    def set_extra_state(self, state: dict) -> None:
+        self.layouts.load_state_dict(state.get("layouts", {}))

@@ -1,0 +1,61 @@
+"""Shared helpers: compose the real Hydra config into tmp_path, and run the CLI in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LAMBDA = REPO / "tests" / "files" / "lambda_phage.fa"
+
+# Small enough for CPU tests: a 2-layer encoder over ~512-token windows, a 256-entry vocabulary.
+FAST_OVERRIDES = [
+    "model.hidden_size=32", "model.num_heads=2", "model.intermediate_size=64", "model.max_positions=256",
+    "model.attention.block_size=16", "data.window_bp=1024", "data.windows_per_epoch=64",
+    "data.eval_windows=4", "data.batch_size=4", "data.num_workers=0", "tokenizer.vocab_size=256",
+    "tokenizer.sample_bp=100000", "trainer.max_steps=4", "trainer.val_check_interval=2",
+    "trainer.log_every_n_steps=1", "trainer.enable_model_summary=false",
+]
+
+
+def run_cli(module: str, *args: str, cwd: Path | None = None, timeout: int = 600,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+    """``python -m module args...``; returns the completed process (stdout/stderr as text)."""
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd or REPO, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def compose(overrides: list[str], run_dir: Path):
+    """The composed train config with ``overrides``, its output dir set to ``run_dir``."""
+    from hydra import compose as hydra_compose, initialize_config_module
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import open_dict
+
+    from bigbird_dna.config import register_resolvers
+
+    register_resolvers()
+    with initialize_config_module(version_base="1.3", config_module="bigbird_dna.conf"):
+        cfg = hydra_compose("train", overrides=overrides, return_hydra_config=True)
+    HydraConfig.instance().set_config(cfg)
+    with open_dict(cfg):
+        cfg.paths.output_dir = str(run_dir)
+        del cfg.hydra
+    return cfg
+
+
+@pytest.fixture
+def train_in_process(tmp_path):
+    """Run ``bigbird_dna.train.run`` in this process with FAST_OVERRIDES plus the given ones."""
+    from bigbird_dna.train import run
+
+    def _train(*overrides: str, run_dir: Path | None = None):
+        run_dir = run_dir or tmp_path / "run"
+        cfg = compose([*FAST_OVERRIDES, *overrides], run_dir)
+        return run(cfg), run_dir
+
+    return _train
