@@ -54,11 +54,16 @@ def triton_available() -> bool:
     return importlib.util.find_spec("triton") is not None
 
 
-def _resolve_backend(backend: str, device: torch.device) -> str:
+TRITON_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
+
+
+def _resolve_backend(backend: str, device: torch.device, dtype: torch.dtype) -> str:
     if backend not in BACKENDS:
         raise InputError(f"unknown attention backend {backend!r}; choose one of {BACKENDS}")
     if backend == "auto":
-        return "triton" if device.type == "cuda" and triton_available() else "torch"
+        # fp64 (used by gradient checks) has no Triton kernel: it takes the PyTorch path.
+        use_triton = device.type == "cuda" and dtype in TRITON_DTYPES and triton_available()
+        return "triton" if use_triton else "torch"
     if backend == "triton":
         if not triton_available():
             raise InputError('backend="triton" needs the triton package: pip install "bigbird_dna[triton]", '
@@ -81,13 +86,14 @@ def block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, la
         key_padding_mask: optional bool ``[B, T]``, True = real token. Padding keys are never
             attended; padding query rows, and rows with no attendable key, output exactly 0.
         scale: score multiplier, default ``1/sqrt(D)``.
-        backend: ``"auto"`` (triton on CUDA when installed, else torch), ``"triton"`` or ``"torch"``.
+        backend: ``"auto"`` (triton for fp16/bf16/fp32 CUDA tensors when installed, else torch),
+            ``"triton"`` or ``"torch"``.
 
     Returns:
         ``[B, H, T, D]`` in the dtype of ``q``.
     """
     check_attention_inputs(q, k, v, layout, key_padding_mask)
-    if _resolve_backend(backend, q.device) == "triton":
+    if _resolve_backend(backend, q.device, q.dtype) == "triton":
         from bigbird_dna.attention.triton_kernels import triton_block_sparse_attention
 
         return triton_block_sparse_attention(q, k, v, layout, key_padding_mask=key_padding_mask, scale=scale)
