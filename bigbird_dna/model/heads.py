@@ -29,3 +29,30 @@ class MLMHead(nn.Module):
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         """``hidden [..., hidden_size]`` -> logits ``[..., vocab_size]``."""
         return self.transform(hidden) @ self.embedding.weight.t() + self.bias
+
+
+class ClassificationHead(nn.Module):
+    """Sequence classifier on the [CLS] vector: dropout, then one linear layer (the paper's head).
+
+    With ``hidden_size`` set, a hidden layer comes first (dense -> GELU -> dropout), as in HF's
+    ``BigBirdClassificationHead``; the default ``None`` is the paper's single linear layer.
+
+    Args:
+        input_size: the encoder's hidden size.
+        num_labels: independent binary outputs (1 for promoters, 919 for chromatin profiles).
+        dropout: dropout on the [CLS] vector (and after the hidden layer).
+        hidden_size: width of the optional hidden layer.
+    """
+
+    def __init__(self, input_size: int, num_labels: int, dropout: float = 0.1, hidden_size: int | None = None):
+        super().__init__()
+        layers: list[nn.Module] = [nn.Dropout(dropout)]
+        if hidden_size:
+            layers += [nn.Linear(input_size, hidden_size), nn.GELU(), nn.Dropout(dropout)]
+            input_size = hidden_size
+        self.body = nn.Sequential(*layers)
+        self.out = nn.Linear(input_size, num_labels)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        """``hidden [B, T, H]`` (position 0 is [CLS]) -> logits ``[B, num_labels]``."""
+        return self.out(self.body(hidden[:, 0]))

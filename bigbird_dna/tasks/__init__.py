@@ -15,6 +15,7 @@ from bigbird_dna.errors import InputError
 # task name -> "module:function" building it; imported lazily so one task's deps never load another's.
 TASK_BUILDERS = {
     "mlm": "bigbird_dna.tasks.mlm:build",
+    "promoter": "bigbird_dna.tasks.promoter:build",
 }
 
 

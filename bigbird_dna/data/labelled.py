@@ -1,0 +1,146 @@
+"""Labelled sequences for classification: a Dataset of ``(seq, labels)`` and the collator that
+tokenizes them into ``[CLS] tokens [SEP]`` batches.
+
+Shared by every sequence-classification task (promoters, chromatin profiles, generic labelled
+files) and by ``predict``, so training and inference tokenize exactly the same way.
+
+Sequences may have any length, including fewer tokens than one attention block: a batch is padded
+to its own longest row only, and the encoder falls back to dense attention for short inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import lightning as L
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from bigbird_dna.errors import InputError
+from bigbird_dna.tokenizer import DNATokenizer
+
+
+def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
+                         max_tokens: int) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Tokenize sequences as ``[CLS] tokens [SEP]``, right-padded with the pad id (0).
+
+    Args:
+        tokenizer: the model's tokenizer.
+        seqs: DNA strings (any case, any length, N allowed).
+        max_tokens: model context including [CLS] and [SEP]; longer bodies are cut at the end.
+
+    Returns:
+        ``(input_ids [B, T] int64, attention_mask [B, T] bool, truncated)``, where ``T`` is the
+        longest row of this batch and ``truncated`` counts the sequences that were cut.
+    """
+    if max_tokens < 3:
+        raise InputError(f"max_tokens={max_tokens} leaves no room for a sequence between [CLS] and [SEP].")
+    body = max_tokens - 2
+    encoded = tokenizer.encode_batch(list(seqs))
+    rows = [[tokenizer.cls_id, *ids[:body], tokenizer.sep_id] for ids in encoded]
+    ids = torch.full((len(rows), max(map(len, rows), default=2)), tokenizer.pad_id, dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row)
+    truncated = sum(len(e) > body for e in encoded)
+    return ids, ids != tokenizer.pad_id, truncated
+
+
+class LabelledSequences(Dataset):
+    """In-memory ``(seq, labels)`` items; ``labels`` is a float32 vector ``[num_labels]``.
+
+    Args:
+        seqs: DNA strings.
+        labels: ``[N]`` (one binary label) or ``[N, num_labels]`` 0/1 values.
+    """
+
+    def __init__(self, seqs: Sequence[str], labels: Sequence | np.ndarray):
+        labels = np.asarray(labels, dtype=np.float32)
+        if labels.ndim == 1:
+            labels = labels[:, None]
+        if len(seqs) != len(labels):
+            raise InputError(f"{len(seqs)} sequences but {len(labels)} labels; every sequence needs a label.")
+        self.seqs = list(seqs)
+        self.labels = labels  # [N, num_labels]
+
+    @property
+    def num_labels(self) -> int:
+        return self.labels.shape[1]
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def __getitem__(self, index: int) -> tuple[str, np.ndarray]:
+        return self.seqs[index], self.labels[index]
+
+
+class LabelledSequenceCollator:
+    """Batch ``(seq, labels)`` items into model inputs.
+
+    Returns dicts of ``input_ids [B, T]`` int64 (``[CLS] seq [SEP]``, pad id 0 on the right, cut to
+    ``max_tokens``), ``attention_mask [B, T]`` bool (True for real tokens) and ``labels
+    [B, num_labels]`` float32.
+    """
+
+    def __init__(self, tokenizer: DNATokenizer, max_tokens: int):
+        self.tokenizer = tokenizer
+        self.max_tokens = max_tokens
+
+    def __call__(self, items: Sequence[tuple[str, np.ndarray]]) -> dict[str, torch.Tensor]:
+        seqs, labels = zip(*items)
+        input_ids, attention_mask, _ = encode_with_specials(self.tokenizer, seqs, self.max_tokens)
+        return {"input_ids": input_ids, "attention_mask": attention_mask,
+                "labels": torch.as_tensor(np.stack(labels), dtype=torch.float32)}
+
+
+class LabelledDataModule(L.LightningDataModule):
+    """Train/val/test datasets of ``(seq, labels)`` items, batched by :class:`LabelledSequenceCollator`.
+
+    The tokenizer is attached after construction (:meth:`attach_tokenizer`), because a model
+    trained from scratch may first need the training sequences to train one.
+
+    Args:
+        datasets: ``{"train": ..., "val": ..., "test": ...}``; ``test`` may be missing or empty.
+        batch_size: sequences per batch (per device).
+        num_workers: DataLoader worker processes.
+        seed: seeds the order of training batches.
+    """
+
+    def __init__(self, datasets: dict[str, Dataset], batch_size: int, num_workers: int, seed: int):
+        super().__init__()
+        for split in ("train", "val"):
+            if split not in datasets or len(datasets[split]) == 0:
+                raise InputError(f"the {split} split has no sequences; check the data paths and split settings.")
+        self.datasets = datasets
+        self.batch_size = batch_size
+        self.num_workers = num_workers
+        self.seed = seed
+        self.tokenizer: DNATokenizer | None = None
+        self.max_tokens = 0
+
+    def attach_tokenizer(self, tokenizer: DNATokenizer, max_tokens: int) -> None:
+        """Tokenize with ``tokenizer`` into at most ``max_tokens`` tokens (model context)."""
+        self.tokenizer = tokenizer
+        self.max_tokens = max_tokens
+
+    def _loader(self, split: str, shuffle: bool) -> DataLoader:
+        if self.tokenizer is None:
+            raise RuntimeError("attach_tokenizer() must be called before the data loaders are built")
+        generator = None
+        if shuffle:  # a new order each epoch (loaders are rebuilt every epoch), reproducible from the seed
+            epoch = self.trainer.current_epoch if self.trainer is not None else 0
+            generator = torch.Generator().manual_seed(self.seed + epoch)
+        return DataLoader(self.datasets[split], batch_size=self.batch_size, shuffle=shuffle,
+                          generator=generator, num_workers=self.num_workers,
+                          collate_fn=LabelledSequenceCollator(self.tokenizer, self.max_tokens))
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader("train", shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader("val", shuffle=False)
+
+    def test_dataloader(self) -> DataLoader:
+        if len(self.datasets.get("test") or ()) == 0:
+            raise InputError("this data has no test split; give one (data.test=... or data.test_records=[...]).")
+        return self._loader("test", shuffle=False)

@@ -1,0 +1,221 @@
+"""Scanning FASTA files with a sequence model: sliding windows, both strands, batched scoring.
+
+This is the task-independent half of ``python -m bigbird_dna.predict``; a task's predictor (e.g.
+:mod:`bigbird_dna.predict_promoter`) turns the scores into its own output files.
+
+**Windows.** Coordinates are 0-based and half-open, always on the forward strand. In a record of
+``L`` bases, windows of ``window`` bases start at ``0, stride, 2*stride, ...`` while they fit. If
+they leave a tail uncovered, one more window is aligned to the record's end, ``[L - window, L)``, so
+every base is scored with a full-length window. A record shorter than ``window`` is one window,
+``[0, L)``, as long as the record. The ``-`` strand of a window is the reverse complement of the
+same bases, and is yielded right after its ``+`` strand.
+
+**Streaming.** Records are read one at a time (:func:`~bigbird_dna.data.fasta_records.iter_fasta`),
+windows are tokenized in a background thread while the model scores the previous batch, and scores
+come back in window order, so memory holds one record plus a few batches.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Sequence
+
+import torch
+
+from bigbird_dna.data.fasta_records import iter_fasta
+from bigbird_dna.data.genome import ambiguous_fraction
+from bigbird_dna.data.labelled import encode_with_specials
+from bigbird_dna.data.windows import reverse_complement
+from bigbird_dna.errors import InputError
+from bigbird_dna.tokenizer import DNATokenizer
+
+STRAND_CHOICES = {"both": ("+", "-"), "+": ("+",), "-": ("-",)}
+
+
+@dataclass(frozen=True)
+class ScanWindow:
+    """Bases ``[start, end)`` of ``record`` (0-based, half-open, forward strand), read on ``strand``.
+
+    ``seq`` is in the window's own orientation; ``n_fraction`` is the fraction of N/IUPAC codes.
+    """
+
+    record: str
+    start: int
+    end: int
+    strand: str
+    seq: str
+    n_fraction: float
+
+
+def window_starts(length: int, window: int, stride: int) -> list[int]:
+    """Start positions of the windows over a record of ``length`` bases (see the module docstring)."""
+    if window < 1 or stride < 1:
+        raise InputError(f"window ({window}) and stride ({stride}) must be positive.")
+    if length <= window:
+        return [0]
+    starts = list(range(0, length - window + 1, stride))
+    if starts[-1] + window < length:
+        starts.append(length - window)
+    return starts
+
+
+def iter_windows(fastas: Sequence[str | os.PathLike], window: int, stride: int,
+                 strands: Sequence[str] = ("+", "-")) -> Iterator[ScanWindow]:
+    """Every window of every record of ``fastas`` (plain or gzip), streamed, on the given strands."""
+    for path in fastas:
+        for record, seq in iter_fasta(path):
+            for start in window_starts(len(seq), window, stride):
+                forward = seq[start:start + window]
+                n_fraction = ambiguous_fraction(forward)
+                end = start + len(forward)
+                for strand in strands:
+                    oriented = reverse_complement(forward) if strand == "-" else forward
+                    yield ScanWindow(record, start, end, strand, oriented, n_fraction)
+
+
+def _prefetch(items: Iterator, depth: int) -> Iterator:
+    """Run ``items`` in a background thread, ``depth`` ahead; its exceptions re-raise here."""
+    slots: queue.Queue = queue.Queue(maxsize=depth)
+    done, stop = object(), threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if stop.is_set():
+                    return
+                slots.put(item)
+            slots.put(done)
+        except BaseException as err:  # handed to the consumer
+            slots.put(err)
+
+    thread = threading.Thread(target=produce, daemon=True)
+    thread.start()
+    try:
+        while (item := slots.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+
+
+def _with_end(items: Iterator) -> Iterator:
+    yield from items
+    yield None
+
+
+def _batches(windows: Iterator[ScanWindow], tokenizer: DNATokenizer, batch_size: int,
+             max_tokens: int) -> Iterator[tuple[list[ScanWindow], torch.Tensor, torch.Tensor]]:
+    batch: list[ScanWindow] = []
+    for window in _with_end(windows):  # a final None flushes the last, partial batch
+        if window is not None:
+            batch.append(window)
+        if batch and (window is None or len(batch) == batch_size):
+            ids, mask, truncated = encode_with_specials(tokenizer, [w.seq for w in batch], max_tokens)
+            if truncated:
+                longest = max(batch, key=lambda w: w.end - w.start)
+                raise InputError(f"a {longest.end - longest.start}-bp window ({longest.record}:{longest.start}-"
+                                 f"{longest.end}) needs more than the model's {max_tokens} tokens; lower --window.")
+            yield batch, ids, mask
+            batch = []
+
+
+def score_windows(model: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], tokenizer: DNATokenizer,
+                  windows: Iterable[ScanWindow], batch_size: int, max_tokens: int, device: torch.device,
+                  precision: str = "fp32") -> Iterator[tuple[ScanWindow, torch.Tensor]]:
+    """Score windows in batches; yields ``(window, scores [num_outputs])`` in input order.
+
+    Args:
+        model: ``(input_ids [B, T], attention_mask [B, T]) -> [B, num_outputs]``, e.g.
+            ``SequenceClassificationTask.predict_proba``; called under ``torch.inference_mode``.
+        tokenizer: the model's tokenizer (``[CLS] seq [SEP]``, as in training).
+        windows: e.g. :func:`iter_windows`.
+        batch_size: windows per forward pass.
+        max_tokens: the model's context; a window that needs more is an :class:`InputError`.
+        device: where the model lives.
+        precision: ``"bf16"`` (autocast, CUDA) or ``"fp32"``.
+    """
+    batches = _prefetch(_batches(iter(windows), tokenizer, batch_size, max_tokens), depth=4)
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+    for batch, ids, mask in batches:
+        with torch.inference_mode(), autocast:
+            scores = model(ids.to(device, non_blocking=True), mask.to(device, non_blocking=True))
+        scores = scores.float().cpu()
+        yield from zip(batch, scores)
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` = CUDA when there is a GPU, else CPU; or any torch device string."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError as err:
+        raise InputError(f"unknown device {name!r}: {err}. Use auto, cpu, cuda or cuda:N.") from err
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"--device {name}: no CUDA GPU is visible. Use --device cpu (or auto).")
+    return device
+
+
+class ScanProgress:
+    """Bases scanned: a tqdm bar on a terminal, else one plain line per record (log-file friendly)."""
+
+    def __init__(self, enabled: bool = True):
+        self.interactive = enabled and sys.stderr.isatty()
+        self.enabled = enabled
+        self._bar = None
+        self._record: tuple[str, int] | None = None
+        self._started = time.monotonic()
+        self.bases = 0
+        if self.interactive:
+            from tqdm import tqdm
+            self._bar = tqdm(unit="bp", unit_scale=True, desc="scanning", dynamic_ncols=True)
+
+    def advance(self, window: ScanWindow) -> None:
+        """Count a window's new bases (once per location, whatever the number of strands)."""
+        record, reached = self._record if self._record and self._record[0] == window.record else (None, 0)
+        if record is None and self._record is not None:
+            self._line(self._record[0])
+        new = max(0, window.end - max(reached, window.start))
+        self._record = (window.record, max(reached, window.end))
+        self.bases += new
+        if self._bar is not None:
+            self._bar.update(new)
+
+    def _line(self, record: str) -> None:
+        if self.enabled and not self.interactive:
+            rate = self.bases / max(time.monotonic() - self._started, 1e-9)
+            print(f"scanned {record}: {self.bases:,} bp so far, {rate / 1e3:,.1f} kbp/s", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._record is not None:
+            self._line(self._record[0])
+        if self._bar is not None:
+            self._bar.close()
+
+
+@contextmanager
+def atomic_outputs(paths: Sequence[Path]) -> Iterator[list[Path]]:
+    """Temporary paths to write ``paths`` through: renamed into place together on success, deleted
+    on any error, so a failed run leaves no partial output file."""
+    temporary = [path.with_name(f".{path.name}.partial") for path in paths]
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        yield temporary
+        for tmp, path in zip(temporary, paths):
+            os.replace(tmp, path)
+    finally:
+        for tmp in temporary:
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)

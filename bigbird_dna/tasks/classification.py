@@ -1,0 +1,263 @@
+"""Sequence classification on the [CLS] vector: the shared base of the promoter and chromatin tasks.
+
+:class:`SequenceClassificationTask` is a BigBird encoder plus a
+:class:`~bigbird_dna.model.heads.ClassificationHead` (``num_labels`` independent sigmoid outputs)
+trained with BCE-with-logits, optionally with the positive class up-weighted (``pos_weight``; the
+paper uses 8 for chromatin profiles). Subclasses only say which metrics to report, through
+:meth:`SequenceClassificationTask.compute_metrics`, which receives every validation probability
+and target of the epoch at once (``[N, num_labels]`` each).
+
+Fine-tuning starts from an MLM export (``backbone``): its encoder config, tokenizer and ``encoder.*``
+weights, including the pinned attention layouts, are taken over; missing and unexpected keys are
+printed, never silently dropped. Without a backbone the encoder is trained from scratch.
+
+Logged metrics: ``train/loss``, ``train/lr``, ``val/loss`` plus ``val/<name>`` for each metric of
+:meth:`compute_metrics` (and the same under ``test/`` for ``trainer.test``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torchmetrics import MeanMetric
+
+from bigbird_dna.errors import InputError
+from bigbird_dna.export import Export, load_export
+from bigbird_dna.model.config import EncoderConfig
+from bigbird_dna.model.encoder import BigBirdEncoder
+from bigbird_dna.model.heads import ClassificationHead
+from bigbird_dna.tasks.optim import build_optimizer
+from bigbird_dna.tokenizer import DNATokenizer, train_bpe_tokenizer
+
+log = logging.getLogger(__name__)
+
+
+def _report(message: str) -> None:
+    """Log at INFO where a handler shows it (a Hydra run: console and log file), else print."""
+    if log.isEnabledFor(logging.INFO) and logging.getLogger().handlers:
+        log.info(message)
+    else:
+        print(message, flush=True)
+
+
+def load_backbone(encoder: BigBirdEncoder, export_path: str | os.PathLike) -> tuple[list[str], list[str]]:
+    """Load the ``encoder.*`` weights of an export (an MLM one, usually) into ``encoder``.
+
+    The attention layouts the backbone trained with (``encoder._extra_state``) come along, so the
+    fine-tuned model attends over the same block graphs. Keys outside ``encoder.*`` (the MLM head)
+    are not used; that count is printed too.
+
+    Returns:
+        ``(missing, unexpected)``: encoder keys the export lacks, and export ``encoder.*`` keys the
+        encoder does not have, both with their ``encoder.`` prefix. Both are printed and logged.
+
+    Raises:
+        InputError: not an export, no encoder weights in it, or weights of another shape.
+    """
+    export = load_export(export_path)
+    state = {k.removeprefix("encoder."): v for k, v in export.state_dict.items() if k.startswith("encoder.")}
+    if not state:
+        raise InputError(f"{export_path} holds no encoder.* weights; point task.backbone at the export "
+                         "folder of an MLM run (<run dir>/export).")
+    current = encoder.state_dict()
+    wrong = [f"encoder.{k} {tuple(v.shape)} vs {tuple(current[k].shape)}" for k, v in state.items()
+             if k in current and torch.is_tensor(v) and v.shape != current[k].shape]
+    if wrong:
+        raise InputError(f"the backbone {export_path} does not fit this encoder: {'; '.join(wrong[:5])}. "
+                         "Build the encoder from the backbone's own config (task.backbone sets model=).")
+    result = encoder.load_state_dict(state, strict=False)
+    missing = [f"encoder.{k}" for k in result.missing_keys]
+    unexpected = [f"encoder.{k}" for k in result.unexpected_keys]
+    ignored = len(export.state_dict) - len(state)
+    _report(f"backbone {export_path} ({export.task}): loaded {len(state) - len(unexpected)} encoder "
+            f"tensors; missing keys: {missing or 'none'}; unexpected keys: {unexpected or 'none'}; "
+            f"{ignored} non-encoder keys (the {export.task} head) not used.")
+    return missing, unexpected
+
+
+def resolve_encoder_and_tokenizer(backbone: str | None, model: dict[str, Any], tokenizer: dict[str, Any],
+                                  run_dir: str | os.PathLike, is_main_process: bool,
+                                  training_text: Callable[[], Iterable[str]]) -> tuple[dict, DNATokenizer]:
+    """The encoder config (plain dict) and tokenizer of a classifier.
+
+    - With ``backbone`` (an export folder), both come from the export: ``model`` is ignored and a
+      ``tokenizer.path`` other than the export's own tokenizer is refused.
+    - Otherwise ``model`` is used as given, and the tokenizer is ``tokenizer.path``, else the run
+      directory's ``tokenizer.json`` (a resumed run), else a BPE trained on ``training_text()``
+      (``tokenizer.sample_bp`` bases of it) with the ``tokenizer`` group's settings.
+
+    The tokenizer is saved as ``<run_dir>/tokenizer.json`` by the main process.
+    """
+    in_run_dir = Path(run_dir) / "tokenizer.json"
+    if backbone:
+        export = load_export(backbone)
+        tok = export.tokenizer
+        given = tokenizer.get("path")
+        if given and DNATokenizer.load(given).sha256 != tok.sha256:
+            raise InputError(f"tokenizer.path={given} differs from the tokenizer of the backbone {backbone}; "
+                             "a fine-tuned model must keep its backbone's tokenizer: drop tokenizer.path.")
+        _report(f"fine-tuning from {backbone}: encoder config and tokenizer taken from the export "
+                "(the model= group is not used).")
+        model = dict(export.model_config)
+    elif tokenizer.get("path"):
+        tok = DNATokenizer.load(tokenizer["path"])
+    elif in_run_dir.exists():
+        tok = DNATokenizer.load(in_run_dir)
+    else:
+        log.info("Training a BPE tokenizer on %s bp of the training sequences", tokenizer["sample_bp"])
+        tok = train_bpe_tokenizer(_first_bases(training_text(), tokenizer["sample_bp"]),
+                                  vocab_size=tokenizer["vocab_size"],
+                                  max_token_length=tokenizer["max_token_length"])
+    if is_main_process and not in_run_dir.exists():
+        tok.save(in_run_dir)
+    return {**model, "vocab_size": tok.vocab_size, "pad_id": tok.pad_id}, tok
+
+
+def _first_bases(seqs: Iterable[str], total_bp: int) -> Iterable[str]:
+    for seq in seqs:
+        if total_bp <= 0:
+            return
+        yield seq[:total_bp]
+        total_bp -= len(seq)
+
+
+class SequenceClassificationTask(L.LightningModule):
+    """BigBird encoder + [CLS] classification head, ``num_labels`` independent BCE outputs.
+
+    Args:
+        model: :class:`EncoderConfig` as a plain dict.
+        optim: the ``optim`` config group as a plain dict.
+        num_labels: number of sigmoid outputs.
+        pos_weight: BCE weight of positive targets (``None`` = 1); the paper uses 8 for chromatin.
+        head: :class:`ClassificationHead` settings, ``{"dropout": float, "hidden_size": int | None}``.
+        tokenizer_sha256: fingerprint of the tokenizer the ids come from.
+        tokenizer_json: the tokenizer itself, embedded in every checkpoint (not a hyperparameter).
+        backbone: the export the encoder was initialised from (recorded only; load it with
+            :meth:`load_backbone`).
+
+    Every argument is a plain type, so checkpoints load with ``weights_only=True``.
+    """
+
+    task_name = "classification"
+
+    def __init__(self, model: dict[str, Any], optim: dict[str, Any], num_labels: int = 1,
+                 pos_weight: float | None = None, head: dict[str, Any] | None = None,
+                 tokenizer_sha256: str = "", tokenizer_json: str | None = None, backbone: str | None = None):
+        super().__init__()
+        if num_labels < 1:
+            raise InputError(f"num_labels={num_labels}: a classifier needs at least one label.")
+        if pos_weight is not None and pos_weight <= 0:
+            raise InputError(f"task.pos_weight={pos_weight} must be positive (or null for 1).")
+        self.save_hyperparameters(ignore=["tokenizer_json"])
+        head = dict(head or {})
+        self.config = EncoderConfig.from_dict(dict(model))
+        self.encoder = BigBirdEncoder(self.config)
+        self.head = ClassificationHead(self.config.hidden_size, num_labels,
+                                       dropout=head.get("dropout", self.config.dropout),
+                                       hidden_size=head.get("hidden_size"))
+        self.tokenizer_json = tokenizer_json
+        self.register_buffer("positive_weight", torch.tensor(float(pos_weight or 1.0)), persistent=False)
+        self.mean_loss = nn.ModuleDict({"val": MeanMetric(), "test": MeanMetric()})
+        self._collected: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {"val": [], "test": []}
+
+    def load_backbone(self, export_path: str | os.PathLike) -> tuple[list[str], list[str]]:
+        """Initialise the encoder from an export; see :func:`load_backbone`."""
+        return load_backbone(self.encoder, export_path)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Logits ``[B, num_labels]`` for ``input_ids``/``attention_mask [B, T]``."""
+        return self.head(self.encoder(input_ids, attention_mask))
+
+    @torch.inference_mode()
+    def predict_proba(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Probabilities ``[B, num_labels]`` (float32)."""
+        return torch.sigmoid(self(input_ids, attention_mask).float())
+
+    def loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """Mean BCE-with-logits over all ``[B, num_labels]`` entries, positives times ``pos_weight``."""
+        return F.binary_cross_entropy_with_logits(logits.float(), labels, pos_weight=self.positive_weight)
+
+    def compute_metrics(self, probs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Metrics of one evaluation epoch; override in subclasses.
+
+        Args:
+            probs: ``[N, num_labels]`` float32 probabilities of every evaluated sequence (on CPU).
+            targets: ``[N, num_labels]`` int64 0/1 targets.
+
+        Returns:
+            ``{name: scalar}``, logged as ``val/<name>`` (or ``test/<name>``).
+        """
+        return {}
+
+    def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
+        loss = self.loss(self(batch["input_ids"], batch["attention_mask"]), batch["labels"])
+        batch_size = batch["input_ids"].shape[0]
+        self.log("train/loss", loss, prog_bar=True, batch_size=batch_size)
+        self.log("train/lr", self.optimizers().param_groups[0]["lr"], batch_size=batch_size)
+        return loss
+
+    def _evaluate(self, split: str, batch: dict[str, torch.Tensor]) -> None:
+        logits = self(batch["input_ids"], batch["attention_mask"]).float()
+        self.mean_loss[split].update(self.loss(logits, batch["labels"]),
+                                                       batch["input_ids"].shape[0])
+        self._collected[split].append((torch.sigmoid(logits).cpu(), batch["labels"].cpu()))
+
+    def _evaluation_epoch_end(self, split: str) -> None:
+        if not self._collected[split]:
+            return
+        probs = torch.cat([p for p, _ in self._collected[split]])  # [N, num_labels]
+        targets = torch.cat([t for _, t in self._collected[split]])
+        self._collected[split].clear()
+        if self.trainer is not None and self.trainer.world_size > 1:  # every rank scores all samples
+            probs = self.all_gather(probs).reshape(-1, probs.shape[-1]).cpu()
+            targets = self.all_gather(targets).reshape(-1, targets.shape[-1]).cpu()
+        metrics = {"loss": self.mean_loss[split].compute(),
+                   **self.compute_metrics(probs, targets.round().long())}
+        self.mean_loss[split].reset()
+        self.log_dict({f"{split}/{k}": torch.as_tensor(v, dtype=torch.float32) for k, v in metrics.items()},
+                      prog_bar=split == "val", sync_dist=False)  # already gathered across ranks
+
+    def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
+        self._evaluate("val", batch)
+
+    def on_validation_epoch_end(self) -> None:
+        self._evaluation_epoch_end("val")
+
+    def test_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
+        self._evaluate("test", batch)
+
+    def on_test_epoch_end(self) -> None:
+        self._evaluation_epoch_end("test")
+
+    def configure_optimizers(self):
+        return build_optimizer(self, self.hparams.optim, self.trainer.estimated_stepping_batches)
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        checkpoint["tokenizer_json"] = self.tokenizer_json
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        self.tokenizer_json = checkpoint.get("tokenizer_json", self.tokenizer_json)
+
+
+def classifier_from_export(export: Export) -> SequenceClassificationTask:
+    """Rebuild a trained classifier, in eval mode, from a loaded export (for ``predict``).
+
+    ``num_labels`` is read from the head's weights and the head settings from the export's task
+    config, so any task built on :class:`SequenceClassificationTask` reloads this way.
+    """
+    out = export.state_dict.get("head.out.weight")
+    if out is None:
+        raise InputError(f"{export.path} holds a '{export.task}' model without a classification head; "
+                         "export a fine-tuned classifier (task=promoter, ...).")
+    module = SequenceClassificationTask(export.model_config, optim={}, num_labels=out.shape[0],
+                                        head=export.task_config.get("head"),
+                                        tokenizer_sha256=export.tokenizer.sha256)
+    module.load_state_dict(export.state_dict)
+    return module.eval()
