@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -16,7 +17,7 @@ def ensure_writable_dir(path: str | Path) -> Path:
     path = Path(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".write_test"
+        probe = path / f".write_test.{os.getpid()}"  # per process: DDP ranks may probe at once
         probe.write_text("ok")
         probe.unlink()
     except OSError as err:

@@ -8,7 +8,17 @@ Examples::
 
 A run directory holds ``config.yaml`` (the composed, resolved config), ``split_manifest.json``,
 ``tokenizer.json``, ``checkpoints/{last,best-*}.ckpt``, ``logs/metrics.csv``, ``export/`` and
-``summary.json``.
+``summary.json``; after a preemption also ``hpc_ckpt_<n>.ckpt`` (see :mod:`bigbird_dna.faults`).
+
+Several processes (DDP ranks) may run this for one run directory: Lightning re-runs the command
+for each extra local rank, ``srun`` starts one per task. Only rank 0 writes ``config.yaml``, the
+manifest, the tokenizer, ``summary.json`` and the export; the other ranks load rank 0's tokenizer.
+Resuming: ``ckpt_path=PATH``; ``ckpt_path=last`` takes the newer of ``checkpoints/last.ckpt`` and
+the newest ``hpc_ckpt_<n>.ckpt``; with ``ckpt_path`` unset, a run directory holding an
+``hpc_ckpt_<n>.ckpt`` (a preempted, requeued run) resumes from the newer of the two as well.
+
+Exit status: 0 done, 2 bad input (:class:`~bigbird_dna.errors.InputError`), 3 NaN/inf loss,
+75 preempted (checkpoint saved; requeued when on SLURM).
 """
 
 from __future__ import annotations
@@ -30,11 +40,16 @@ from omegaconf import DictConfig, OmegaConf
 from bigbird_dna.config import register_resolvers, to_plain
 from bigbird_dna.errors import EXIT_INPUT_ERROR, InputError
 from bigbird_dna.export import write_export
+from bigbird_dna.faults import EXIT_NONFINITE, EXIT_PREEMPTED, NonFiniteLossError, Preempted, hpc_checkpoints
+from bigbird_dna.distributed import multirun_job, register_slurm_resolver
 from bigbird_dna.hydra_callbacks import ensure_writable_dir
 from bigbird_dna.tasks import build_task
 
 log = logging.getLogger("bigbird_dna.train")
 register_resolvers()
+register_slurm_resolver()
+
+
 # Each DataLoader worker tokenizes its own batches; a Rust thread pool per worker only oversubscribes
 # the cores (and HF tokenizers warns when a process forks after using it).
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -47,9 +62,18 @@ def _is_main_process() -> bool:
 
 
 def _resolve_ckpt(ckpt_path: str | None, run_dir: Path) -> str | None:
-    if not ckpt_path:
+    preempted = hpc_checkpoints(run_dir)
+    last = run_dir / "checkpoints" / "last.ckpt"
+    if not ckpt_path and not preempted:
         return None
-    path = run_dir / "checkpoints" / "last.ckpt" if ckpt_path == "last" else Path(ckpt_path)
+    if not ckpt_path or ckpt_path == "last":
+        candidates = [p for p in (last, *preempted[-1:]) if p.is_file()]
+        if not candidates:
+            raise InputError(f"checkpoint not found: {last}. Pass ckpt_path=PATH/last.ckpt, or ckpt_path=last "
+                             "together with hydra.run.dir=<the run directory>.")
+        # The newest state wins; on a tie the preemption checkpoint (Lightning's rule for hpc_ckpt).
+        return str(max(candidates, key=lambda p: (p.stat().st_mtime, p in preempted)))
+    path = Path(ckpt_path)
     if not path.is_file():
         raise InputError(f"checkpoint not found: {path}. Pass ckpt_path=PATH/last.ckpt, or ckpt_path=last "
                          "together with hydra.run.dir=<the run directory>.")
@@ -63,7 +87,7 @@ def _restore_tokenizer(ckpt_path: str, run_dir: Path) -> None:
         return
     tokenizer_json = torch.load(ckpt_path, map_location="cpu", weights_only=True).get("tokenizer_json")
     if tokenizer_json:
-        target.write_text(tokenizer_json)
+        _write_atomic(target, tokenizer_json)
 
 
 def _trainer_kwargs(cfg: DictConfig) -> dict[str, Any]:
@@ -78,44 +102,82 @@ def _instantiate_all(group: DictConfig | None) -> list:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+def _save_final_state(trainer: L.Trainer, checkpoint: ModelCheckpoint, run_dir: Path) -> str:
+    """Make ``last.ckpt`` hold the final step and return its path.
+
+    ModelCheckpoint saves only when it validates, so ``last.ckpt`` lags behind when ``max_steps``
+    is not a multiple of ``val_check_interval`` (and does not exist when no validation ran).
+    """
+    if checkpoint.last_model_path and getattr(checkpoint, "_last_global_step_saved", -1) == trainer.global_step:
+        return checkpoint.last_model_path
+    if not checkpoint.save_last and checkpoint.best_model_path:
+        return checkpoint.last_model_path
+    path = checkpoint.last_model_path or str(Path(checkpoint.dirpath or run_dir / "checkpoints") / "last.ckpt")
+    trainer.save_checkpoint(path, weights_only=False)
+    return path
+
+
+def _effective_batch_size(cfg: DictConfig, trainer: L.Trainer) -> dict[str, int] | None:
+    """Windows per optimizer step: batch_size x devices x num_nodes x accumulate_grad_batches."""
+    per_device = cfg.data.get("batch_size")
+    if not isinstance(per_device, int):
+        return None
+    return {"effective_batch_size": per_device * trainer.world_size * trainer.accumulate_grad_batches,
+            "batch_size_per_device": per_device, "devices": trainer.num_devices, "num_nodes": trainer.num_nodes,
+            "accumulate_grad_batches": trainer.accumulate_grad_batches}
 
 
 def run(cfg: DictConfig) -> dict[str, Any]:
     """Train one task as configured; returns the summary (also written to ``summary.json``)."""
     started = time.monotonic()
     run_dir = Path(cfg.paths.output_dir)
-    ensure_writable_dir(run_dir)
     main = _is_main_process()
+    if main:
+        ensure_writable_dir(run_dir)
+    # Callbacks first: the preemption callback arms its signal handler when created, so a signal
+    # that arrives while the task is being built is not lost (nor, by default, fatal).
+    callbacks = _instantiate_all(cfg.callbacks)
     L.seed_everything(cfg.seed, workers=True)
     ckpt_path = _resolve_ckpt(cfg.ckpt_path, run_dir)
     if ckpt_path and main:
+        log.info("Resuming from %s", ckpt_path)
         _restore_tokenizer(ckpt_path, run_dir)
     if main:
         _write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
 
     task = build_task(cfg, run_dir, main)
-    callbacks = _instantiate_all(cfg.callbacks)
     loggers = _instantiate_all(cfg.logger)
     trainer = L.Trainer(**_trainer_kwargs(cfg), callbacks=callbacks, logger=loggers or False,
                         default_root_dir=str(run_dir))
+    batch = _effective_batch_size(cfg, trainer)
+    if batch:
+        for logger in trainer.loggers:
+            logger.log_hyperparams(batch)
+        if main:
+            log.info("effective batch size: %(effective_batch_size)d windows per optimizer step = "
+                     "%(batch_size_per_device)d per device x %(devices)d devices x %(num_nodes)d nodes x "
+                     "%(accumulate_grad_batches)d accumulated batches", batch)
     trainer.fit(task.module, datamodule=task.datamodule, ckpt_path=ckpt_path)
 
     checkpoint = next(c for c in trainer.checkpoint_callbacks if isinstance(c, ModelCheckpoint))
-    best = checkpoint.best_model_path or checkpoint.last_model_path
-    if best:
-        state = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
-        task.module.load_state_dict(state)
-    final = trainer.validate(task.module, datamodule=task.datamodule, verbose=False)[0]
+    last = _save_final_state(trainer, checkpoint, run_dir)
+    best = checkpoint.best_model_path or last
+    # An explicit checkpoint: with none, Lightning on SLURM would validate the newest hpc_ckpt_*.
+    final = trainer.validate(task.module, datamodule=task.datamodule, ckpt_path=best, weights_only=True,
+                             verbose=False)[0]
     summary = {
         "task": cfg.task.name,
         "global_step": trainer.global_step,
         **{k: float(v) for k, v in final.items()},
         **task.reference_metrics,
+        **(batch or {}),
         "best_checkpoint": best,
-        "last_checkpoint": checkpoint.last_model_path,
+        "last_checkpoint": last,
         "export": None,
         "run_dir": str(run_dir),
         "seconds": round(time.monotonic() - started, 1),
@@ -135,10 +197,19 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 @hydra.main(version_base="1.3", config_path="pkg://bigbird_dna.conf", config_name="train")
 def main(cfg: DictConfig) -> None:
     try:
-        run(cfg)
+        with multirun_job(Path(cfg.paths.output_dir)):
+            run(cfg)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr, flush=True)
         sys.exit(EXIT_INPUT_ERROR)
+    except NonFiniteLossError as err:  # every rank stops at the same step; rank 0 says why
+        if _is_main_process():
+            print(f"error: {err}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_NONFINITE)
+    except Preempted as stop:
+        if _is_main_process():
+            print(str(stop), file=sys.stderr, flush=True)
+        sys.exit(EXIT_PREEMPTED)
 
 
 if __name__ == "__main__":

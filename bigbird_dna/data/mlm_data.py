@@ -2,19 +2,28 @@
 
 Set-up happens once, in the launching process, before any DataLoader worker or DDP rank starts:
 the FASTA is prepared and indexed, the splits resolved, the tokenizer loaded or trained on the
-train split, and the split manifest written to the run directory.
+train split, and the split manifest written to the run directory. DDP ranks other than 0 write
+nothing: they wait for the run directory's ``tokenizer.json`` from rank 0 (already there when
+Lightning starts them; under ``srun`` every rank starts at once) and load it, never training
+their own.
+
+The train loader is resumable: its ``state_dict`` (saved by Lightning in every checkpoint) holds
+the epoch and the number of batches this epoch already consumed, and a run restarted from that
+checkpoint skips exactly those windows (:meth:`GenomeWindows.resume_at`). Training masks are
+seeded per window from ``(seed, epoch, window index)``, and no loader touches the global torch
+RNG, so a resumed run continues with the same windows and masks as an uninterrupted one.
 """
 
 from __future__ import annotations
 
 import logging
-import math
+import time
 import zlib
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import lightning as L
+from lightning.pytorch.utilities import rank_zero_info
 import torch
 from torch.utils.data import DataLoader
 
@@ -22,34 +31,44 @@ from bigbird_dna.data.genome import prepare_genome, Genome
 from bigbird_dna.data.splits import Region, resolve_splits, write_split_manifest
 from bigbird_dna.data.windows import GenomeWindows
 from bigbird_dna.errors import InputError
-from bigbird_dna.tasks.masking import mask_tokens
+from bigbird_dna.tasks.masking import IGNORE_INDEX, mask_tokens
 from bigbird_dna.tokenizer import DNATokenizer, sample_training_chunks, train_bpe_tokenizer
 
 log = logging.getLogger(__name__)
 
+# How long a DDP rank > 0 waits for rank 0 to write the run directory's tokenizer (rank 0 may be
+# training it on a large genome).
+RANK_WAIT_S = 3600.0
+
 
 class MLMCollator:
-    """Tokenize window strings into ``[CLS] tokens [SEP]``, pad, and mask.
+    """Tokenize window strings into ``[CLS] tokens [SEP]``, mask, and pad.
 
     Batches are dicts of ``input_ids``, ``labels`` (``[B, T]`` int64), ``attention_mask``
-    (``[B, T]`` bool, True for real tokens), and ``num_bases``/``num_tokens`` (scalars), from which
-    bits per base is computed. With ``fixed_masks`` (validation), a batch's masks depend only on
-    its windows and the seed, so every validation pass scores the same positions.
+    (``[B, T]`` bool, True for real tokens), ``num_bases``/``num_tokens`` (scalars), from which
+    bits per base is computed, ``window_index`` (``[B]``, each window's index in its epoch) and
+    ``windows`` (``record:start-end`` plus strand, for logs and tests).
+
+    Each window is masked with its own generator, so its masks do not depend on the batch it
+    lands in, the rank or worker that drew it, or a restart: with ``fixed_masks`` (validation)
+    the generator is seeded from ``(seed, record, start)``, so every validation pass scores the
+    same positions; otherwise (training) from ``(seed, epoch, window index)``.
     """
 
     def __init__(self, tokenizer: DNATokenizer, max_tokens: int, mask_prob: float,
-                 fixed_masks: bool = False, seed: int = 0):
+                 fixed_masks: bool = False, seed: int = 0, epoch: int = 0):
         self.tokenizer = tokenizer
         self.max_tokens = max_tokens
         self.mask_prob = mask_prob
         self.fixed_masks = fixed_masks
         self.seed = seed
+        self.epoch = epoch
         # Tokens made only of N are never masked: predicting N from N teaches nothing (Caduceus
         # keeps N out of the MLM loss too).
         self.unmaskable_ids = torch.tensor(sorted(tokenizer.special_ids | tokenizer.n_run_ids))
 
-    def tokenize(self, seqs: list[str]) -> tuple[torch.Tensor, int, int]:
-        """Returns ``(ids [B, T], bases covered, real tokens)`` for a list of sequences."""
+    def tokenize(self, seqs: list[str]) -> tuple[list[list[int]], int, int]:
+        """Returns ``(rows of ids with [CLS]/[SEP], bases covered, real tokens)``."""
         encoded = self.tokenizer.encode_batch(seqs)
         bases = sum(len(s) for s in seqs)
         tokens = sum(len(e) for e in encoded)
@@ -58,33 +77,108 @@ class MLMCollator:
             bases = sum(round(len(s) * min(1.0, body / max(len(e), 1))) for s, e in zip(seqs, encoded))
             tokens = sum(min(len(e), body) for e in encoded)
         rows = [[self.tokenizer.cls_id, *e[:body], self.tokenizer.sep_id] for e in encoded]
-        ids = torch.full((len(rows), max(map(len, rows))), self.tokenizer.pad_id, dtype=torch.long)
-        for i, row in enumerate(rows):
-            ids[i, : len(row)] = torch.tensor(row)
-        return ids, bases, tokens
+        return rows, bases, tokens
 
-    def __call__(self, items: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
-        ids, bases, tokens = self.tokenize([item["seq"] for item in items])
-        generator = None
-        if self.fixed_masks:
-            key = f"{self.seed}|" + "|".join(f"{i['record']}:{i['start']}" for i in items)
-            generator = torch.Generator().manual_seed(zlib.crc32(key.encode()))
-        inputs, labels = mask_tokens(ids, self.unmaskable_ids, self.tokenizer.mask_id,
-                                     self.tokenizer.vocab_size, self.mask_prob, generator)
+    def _mask_seed(self, item: dict[str, Any]) -> int:
+        if self.fixed_masks or "index" not in item:
+            key = f"{self.seed}|{item['record']}:{item['start']}"
+        else:
+            key = f"{self.seed}|epoch {self.epoch}|window {item['index']}"
+        return zlib.crc32(key.encode())
+
+    def __call__(self, items: list[dict[str, Any]]) -> dict[str, Any]:
+        rows, bases, tokens = self.tokenize([item["seq"] for item in items])
+        width = max(map(len, rows))
+        inputs = torch.full((len(rows), width), self.tokenizer.pad_id, dtype=torch.long)
+        labels = torch.full((len(rows), width), IGNORE_INDEX, dtype=torch.long)
+        attention_mask = torch.zeros((len(rows), width), dtype=torch.bool)
+        for i, (row, item) in enumerate(zip(rows, items)):
+            generator = torch.Generator().manual_seed(self._mask_seed(item))
+            row_inputs, row_labels = mask_tokens(torch.tensor([row]), self.unmaskable_ids, self.tokenizer.mask_id,
+                                                 self.tokenizer.vocab_size, self.mask_prob, generator)
+            inputs[i, : len(row)] = row_inputs[0]
+            labels[i, : len(row)] = row_labels[0]
+            attention_mask[i, : len(row)] = True
         return {
             "input_ids": inputs,
             "labels": labels,
-            "attention_mask": ids != self.tokenizer.pad_id,
+            "attention_mask": attention_mask,
             "num_bases": torch.tensor(bases, dtype=torch.float64),
             "num_tokens": torch.tensor(tokens, dtype=torch.float64),
+            "window_index": torch.tensor([item.get("index", -1) for item in items], dtype=torch.long),
+            "windows": [f"{i['record']}:{i['start']}-{i['end']}{i.get('strand', '+')}" for i in items],
         }
 
 
-def unigram_entropy(tokenizer: DNATokenizer, seqs: list[str]) -> float:
-    """Entropy in nats of the token frequencies of ``seqs``: the loss of a model that ignores context."""
-    counts = Counter(token for ids in tokenizer.encode_batch(seqs) for token in ids)
-    total = sum(counts.values())
-    return -sum(c / total * math.log(c / total) for c in counts.values())
+class ResumableLoader(DataLoader):
+    """A train DataLoader over :class:`GenomeWindows` that Lightning can checkpoint and resume.
+
+    Lightning saves ``state_dict()`` of every train loader that has one (the ``_Stateful``
+    protocol) into the checkpoint's fit-loop state, and calls ``load_state_dict()`` on the
+    rebuilt loader before iterating it when a run restarts from that checkpoint.
+
+    Args:
+        position: returns how many batches of the current epoch this rank has consumed (the
+            trainer's batch progress; the loader's own count would include prefetched batches).
+        epoch: the epoch this loader serves.
+    """
+
+    def __init__(self, dataset: GenomeWindows, *args, position=None, epoch: int = 0, **kwargs):
+        super().__init__(dataset, *args, **kwargs)
+        self._position = position
+        self._epoch = epoch
+
+    def state_dict(self) -> dict[str, int]:
+        return {
+            "epoch": self._epoch,
+            "batches": int(self._position() if self._position else 0),
+            "batch_size": int(self.batch_size or 0),
+            "num_workers": self.num_workers,
+            "world_size": _world_size(),
+        }
+
+    def load_state_dict(self, state: dict[str, int]) -> None:
+        if state.get("epoch") != self._epoch or not state.get("batches"):
+            return  # saved at an epoch's end: the new epoch starts from its first window
+        saved = (state.get("batch_size"), state.get("num_workers"), state.get("world_size"))
+        now = (self.batch_size, self.num_workers, _world_size())
+        if saved != now:
+            log.warning("Resuming with (batch size, workers, world size) %s instead of %s: skipping %d batches "
+                        "keeps the epoch's length, but not exactly the windows of the interrupted run.",
+                        now, saved, state["batches"])
+        rank_zero_info(f"Resuming the train data of epoch {self._epoch} after its first {state['batches']} batches")
+        self.dataset.resume_at(state["batches"], int(self.batch_size or 1))
+
+    def __iter__(self):
+        iterator = super().__iter__()  # the dataset's iterator (or its workers) exists now
+        self.dataset.resume_at(0, 0)
+        return iterator
+
+
+def _world_size() -> int:
+    return torch.distributed.get_world_size() if torch.distributed.is_available() and \
+        torch.distributed.is_initialized() else 1
+
+
+def _wait_for(path: Path, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise InputError(f"waited {timeout_s:.0f} s for rank 0 to write {path}, in vain. Check rank 0's log; "
+                             "every rank must use the same run directory (hydra.run.dir=...).")
+        time.sleep(1.0)
+
+
+def token_counts(tokenizer: DNATokenizer, seqs: list[str]) -> torch.Tensor:
+    """How often each token id occurs in ``seqs``: int64 ``[vocab_size]``."""
+    ids = [token for encoded in tokenizer.encode_batch(seqs) for token in encoded]
+    return torch.bincount(torch.tensor(ids, dtype=torch.long), minlength=tokenizer.vocab_size)
+
+
+def unigram_entropy(counts: torch.Tensor) -> float:
+    """Entropy in nats of token frequencies: the loss of a model that ignores context."""
+    p = counts[counts > 0].double() / counts.sum()
+    return float(-(p * p.log()).sum())
 
 
 def _regions_as_tuples(regions: list[Region]) -> list[tuple[str, int, int]]:
@@ -114,6 +208,9 @@ class GenomeMLMDataModule(L.LightningDataModule):
         self.seed = seed
         self.run_dir = Path(run_dir)
         self.is_main_process = is_main_process
+        if not is_main_process:
+            # Rank 0 prepares the genome (index, decompressed copy) and the tokenizer first.
+            _wait_for(self.run_dir / "tokenizer.json", RANK_WAIT_S)
 
         self.fasta = prepare_genome(data["fasta"], data.get("cache_dir"))
         with Genome(self.fasta) as genome:
@@ -123,7 +220,13 @@ class GenomeMLMDataModule(L.LightningDataModule):
                                      min_length=data["window_bp"])
         self.tokenizer = self._load_or_train_tokenizer()
         self.datasets = {name: self._windows(name) for name in ("train", "val", "test")}
-        self.val_unigram_entropy = unigram_entropy(self.tokenizer, [w["seq"] for w in self.datasets["val"]])
+        self.val_unigram_entropy = unigram_entropy(token_counts(self.tokenizer, [w["seq"] for w in self.datasets["val"]]))
+        # A sample of train windows (fixed, seeded): token frequencies for the MLM output prior.
+        prior_sample = GenomeWindows(self.fasta, self.splits["train"], window_bp=data["window_bp"],
+                                     num_windows=min(256, data["windows_per_epoch"]), seed=seed + 3,
+                                     max_ambiguous_fraction=data["max_n_fraction"], uppercase=data["uppercase"],
+                                     fixed=True)
+        self.train_token_counts = token_counts(self.tokenizer, [w["seq"] for w in prior_sample])
         self.val_bp_per_token = self.tokenizer.bp_per_token([w["seq"] for w in self.datasets["val"]])
         if is_main_process:
             write_split_manifest(self.run_dir / "split_manifest.json", self.splits, str(data["fasta"]), {
@@ -160,11 +263,22 @@ class GenomeMLMDataModule(L.LightningDataModule):
         )
 
     def _loader(self, split: str) -> DataLoader:
+        epoch = self.datasets[split].epoch
         collator = MLMCollator(self.tokenizer, self.max_tokens, self.mask_prob,
-                               fixed_masks=split != "train", seed=self.seed)
+                               fixed_masks=split != "train", seed=self.seed, epoch=epoch)
         workers = self.cfg["num_workers"]
-        return DataLoader(self.datasets[split], batch_size=self.cfg["batch_size"], collate_fn=collator,
-                          num_workers=workers, persistent_workers=workers > 0 and split != "train")
+        # An own generator: creating the loader's iterator then leaves the global torch RNG (dropout)
+        # alone, so a resumed run draws the same dropout masks as an uninterrupted one.
+        generator = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
+        kwargs = dict(batch_size=self.cfg["batch_size"], collate_fn=collator, num_workers=workers,
+                      persistent_workers=workers > 0 and split != "train", generator=generator)
+        if split != "train":
+            return DataLoader(self.datasets[split], **kwargs)
+        return ResumableLoader(self.datasets[split], position=self._batches_done, epoch=epoch, **kwargs)
+
+    def _batches_done(self) -> int:
+        trainer = self.trainer
+        return trainer.fit_loop.epoch_loop.batch_progress.current.processed if trainer is not None else 0
 
     def train_dataloader(self) -> DataLoader:
         # Called again every epoch (trainer.reload_dataloaders_every_n_epochs=1): workers are

@@ -32,6 +32,20 @@ Window indices ``0..num_windows-1`` are dealt to ranks first, then to workers, s
 emits its own partial last batch, and Lightning may leave those few windows unused. Pick
 ``num_windows`` divisible by ``world_size * num_workers * batch_size`` for exact epochs.
 
+Each window carries ``index``, its position in the epoch's ``0..num_windows-1``: with the epoch and
+the seed it names the window independently of how the epoch is sharded (training masks are seeded
+from it).
+
+**Resuming mid-epoch.** :meth:`resume_at` makes the next iteration skip the batches that a rank
+already consumed this epoch, so a run restarted from a checkpoint sees exactly the windows that
+the uninterrupted run would have seen next. Random draws cannot be jumped over (rejection
+sampling consumes a variable amount of randomness), so the skipped windows are drawn again and
+dropped; this costs one genome read per skipped window, no tokenization. With several DataLoader
+workers the loader deals batches round-robin, always starting at worker 0, so the shards are
+rotated: resumed worker ``w`` continues the stream of original worker ``(w + batches) % workers``.
+This is exact while the world size, worker count and batch size stay the same, and while every
+worker emits whole batches (see above).
+
 One :class:`~bigbird_dna.data.genome.Genome` is opened lazily per process (each DataLoader worker),
 never in ``__init__`` and never shared across processes.
 """
@@ -118,6 +132,8 @@ class GenomeWindows(IterableDataset):
         self.reverse_complement_prob = reverse_complement_prob
         self.fixed = fixed
         self.epoch = 0
+        self._resume_batches = 0
+        self._resume_batch_size = 0
         starts = [region.length - window_bp + 1 for region in self.regions]
         self._offsets = np.concatenate([[0], np.cumsum(starts, dtype=np.int64)])  # [R + 1]
         self._genome: Genome | None = None
@@ -127,6 +143,18 @@ class GenomeWindows(IterableDataset):
         """Select the random stream of ``epoch`` (random mode; fixed windows ignore it)."""
         self.epoch = epoch
 
+    def resume_at(self, batches: int, batch_size: int) -> None:
+        """Make the next :meth:`__iter__` skip the first ``batches`` batches of ``batch_size`` windows
+        that this rank's DataLoader yields in the current epoch; ``resume_at(0, 0)`` clears it.
+
+        It applies to the next ``__iter__`` call only (which is when a DataLoader creates its
+        iterator): the loader resets it right after.
+        """
+        if batches < 0 or (batches and batch_size < 1):
+            raise ValueError(f"cannot resume at batch {batches} with batch size {batch_size}")
+        self._resume_batches = batches
+        self._resume_batch_size = batch_size
+
     def __len__(self) -> int:
         """Windows that every rank yields at least: ``num_windows // world_size``."""
         return self.num_windows // _rank_and_world_size()[1]
@@ -135,20 +163,31 @@ class GenomeWindows(IterableDataset):
         rank, world_size = _rank_and_world_size()
         info = get_worker_info()
         worker, num_workers = (info.id, info.num_workers) if info else (0, 1)
-        return self.iter_shard(rank, world_size, worker, num_workers)
+        skip = 0
+        if self._resume_batches:
+            # The resumed loader restarts its round-robin at worker 0, but the next batch is number
+            # `batches` of the epoch, which came from worker `batches % num_workers`.
+            worker = (worker + self._resume_batches) % num_workers
+            done_by_worker = max(0, -(-(self._resume_batches - worker) // num_workers))  # ceil
+            skip = done_by_worker * self._resume_batch_size
+        return self.iter_shard(rank, world_size, worker, num_workers, skip=skip)
 
-    def iter_shard(self, rank: int, world_size: int, worker: int, num_workers: int) -> Iterator[dict]:
-        """The windows of one ``(rank, worker)`` shard; :meth:`__iter__` picks the shard itself."""
+    def iter_shard(self, rank: int, world_size: int, worker: int, num_workers: int,
+                   skip: int = 0) -> Iterator[dict]:
+        """The windows of one ``(rank, worker)`` shard, without its first ``skip`` windows;
+        :meth:`__iter__` picks the shard itself."""
         indices = range(rank + world_size * worker, self.num_windows, world_size * num_workers)
         if self.fixed:
-            for index in indices:
+            for index in indices[skip:]:
                 stream = np.random.SeedSequence(self.seed, spawn_key=(index,))
-                yield self._draw(np.random.Generator(np.random.PCG64(stream)), stratum=index)
+                yield {**self._draw(np.random.Generator(np.random.PCG64(stream)), stratum=index), "index": index}
         else:
             entropy = [self.seed, self.epoch, rank, worker]
             rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
-            for _ in indices:
-                yield self._draw(rng, stratum=None)
+            for position, index in enumerate(indices):
+                window = self._draw(rng, stratum=None)  # skipped windows are drawn too: same stream
+                if position >= skip:
+                    yield {**window, "index": index}
 
     def _open_genome(self) -> Genome:
         # A handle inherited through fork shares its file offset with the parent (pyfaidx#211).

@@ -92,9 +92,12 @@ class BigBirdEncoder(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.layers = nn.ModuleList(EncoderLayer(config, i, self.layouts) for i in range(config.num_layers))
         self.final_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
-        self.global_tokens = nn.Parameter(torch.zeros(config.num_prepended_tokens, config.hidden_size))
         self.apply(self._init_weights)
-        nn.init.normal_(self.global_tokens, std=0.02)
+        # Only ETC layouts prepend global tokens; other layouts get no (empty, never-used) parameter,
+        # which DDP would reject as unused.
+        self.global_tokens = None
+        if config.num_prepended_tokens:
+            self.global_tokens = nn.Parameter(torch.randn(config.num_prepended_tokens, config.hidden_size) * 0.02)
 
     @staticmethod
     def _init_weights(module: nn.Module) -> None:
@@ -116,7 +119,7 @@ class BigBirdEncoder(nn.Module):
         positions = torch.arange(seq, device=input_ids.device)
         x = self.token_embedding(input_ids) + self.position_embedding(positions)
         x = self.dropout(self.embed_norm(x))
-        extra = self.global_tokens.shape[0]
+        extra = 0 if self.global_tokens is None else self.global_tokens.shape[0]
         if extra:
             x = torch.cat([self.global_tokens.expand(x.shape[0], -1, -1), x], dim=1)
             attention_mask = torch.cat([attention_mask.new_ones(x.shape[0], extra), attention_mask], dim=1)

@@ -47,6 +47,17 @@ class MLMTask(L.LightningModule):
         self.val_bases = SumMetric()
         self.val_tokens = SumMetric()
 
+    @torch.no_grad()
+    def init_output_prior(self, token_counts: torch.Tensor) -> None:
+        """Start the output bias at the log unigram frequencies (add-one smoothed).
+
+        With weights near zero at initialisation, the logits are then the unigram prior, so training
+        spends its steps on context instead of slowly walking a bias several nats (Adam moves it by
+        about ``lr`` per step).
+        """
+        counts = token_counts.to(self.head.bias).double() + 1.0
+        self.head.bias.copy_((counts / counts.sum()).log().to(self.head.bias.dtype))
+
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Logits ``[B, T, vocab]`` for every position."""
         return self.head(self.encoder(input_ids, attention_mask))
@@ -114,6 +125,7 @@ def build(cfg, run_dir, is_main_process: bool):
     model = {**to_plain(cfg.model), "vocab_size": tokenizer.vocab_size, "pad_id": tokenizer.pad_id}
     module = MLMTask(model, to_plain(cfg.optim), tokenizer_sha256=tokenizer.sha256,
                      tokenizer_json=tokenizer.to_str())
+    module.init_output_prior(datamodule.train_token_counts)
     return BuiltTask(module, datamodule, tokenizer, format_summary,
                      {"val_unigram_entropy": datamodule.val_unigram_entropy,
                       "val_bp_per_token_windows": datamodule.val_bp_per_token})

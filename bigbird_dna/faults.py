@@ -1,0 +1,221 @@
+"""Surviving failures: preemption, non-finite losses, and resuming exactly where a run stopped.
+
+**Preemption (one mechanism: SIGUSR1, checkpoint, ``scontrol requeue``).** SLURM warns a job
+before its time limit with ``#SBATCH --signal=USR1@<seconds>`` (to the job steps, i.e. the
+``srun`` tasks), at preemption with ``PreemptParameters=send_user_signal``, or on demand with
+``scancel --signal=USR1 <job>``. :class:`PreemptionCheckpoint` installs a SIGUSR1 handler as soon
+as it is created (``train`` creates callbacks before building the task), and the handler only sets
+a flag. At the end of the next training batch, after the optimizer step, all ranks agree on the
+flag, save ``<run dir>/hpc_ckpt_<n>.ckpt`` (Lightning's name and place for it), rank 0 runs
+``scontrol requeue $SLURM_JOB_ID``, and the run stops with :class:`Preempted` (exit status 75).
+SLURM then starts the same command again; ``train`` finds the newest ``hpc_ckpt_*`` in the run
+directory and resumes from it. This is Lightning's own ``SLURMEnvironment(auto_requeue=True)``
+protocol, with the checkpoint taken at a step boundary: Lightning's handler saves from inside the
+signal handler, wherever the main thread happens to be (mid optimizer step, or out of step with
+the other DDP ranks, where its barrier can hang). Our handler is installed first, so Lightning's
+is not.
+
+**Non-finite loss.** :class:`StopOnNonFiniteLoss` checks every loss before ``backward`` and stops
+the run with :class:`NonFiniteLossError` (exit status 3) naming the step, before the bad update
+reaches the weights; ``last.ckpt`` stays the last good state.
+
+**Exact resume.** :class:`RNGState` stores the torch (CPU and CUDA), NumPy and Python RNG states
+in every checkpoint and restores them when training restarts, so dropout continues as in an
+uninterrupted run. The data position is the train loader's own state
+(:class:`bigbird_dna.data.mlm_data.ResumableLoader`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import re
+import signal
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import numpy as np
+import torch
+from lightning.pytorch.callbacks import Callback
+
+log = logging.getLogger(__name__)
+
+EXIT_NONFINITE = 3
+EXIT_PREEMPTED = 75  # EX_TEMPFAIL: stopped on purpose, to be continued
+
+HPC_CHECKPOINT = re.compile(r"hpc_ckpt_(\d+)\.ckpt$")
+
+_pending_signal: int | None = None  # set by the handler, consumed at the next batch end
+
+
+class NonFiniteLossError(RuntimeError):
+    """The training loss became NaN or infinite; the run stopped before applying that update."""
+
+
+class Preempted(Exception):
+    """The run saved a checkpoint on a preemption signal and stopped (and was requeued, on SLURM)."""
+
+    def __init__(self, message: str, checkpoint: str, requeued: bool):
+        super().__init__(message)
+        self.checkpoint = checkpoint
+        self.requeued = requeued
+
+
+def hpc_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
+    """The preemption checkpoints ``hpc_ckpt_<n>.ckpt`` of a run directory, oldest (lowest n) first."""
+    found = [(int(m.group(1)), p) for p in Path(run_dir).glob("hpc_ckpt_*.ckpt")
+             if (m := HPC_CHECKPOINT.search(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def _on_signal(signum, frame) -> None:
+    global _pending_signal
+    _pending_signal = signum
+
+
+def install_preemption_handler(signame: str = "SIGUSR1") -> bool:
+    """Route ``signame`` to the preemption flag; returns False where that is impossible (not the
+    main thread). Safe to call again."""
+    signum = _signal_number(signame)
+    if threading.current_thread() is not threading.main_thread():
+        log.warning("Not in the main thread: %s will not trigger a preemption checkpoint.", signame)
+        return False
+    signal.signal(signum, _on_signal)
+    return True
+
+
+def _signal_number(signame: str | int) -> int:
+    if isinstance(signame, int):
+        return signame
+    name = signame.upper()
+    return int(getattr(signal, name if name.startswith("SIG") else f"SIG{name}"))
+
+
+def _slurm_job_id() -> str | None:
+    array_job = os.environ.get("SLURM_ARRAY_JOB_ID")
+    if array_job and os.environ.get("SLURM_ARRAY_TASK_ID"):
+        return f"{array_job}_{os.environ['SLURM_ARRAY_TASK_ID']}"
+    return os.environ.get("SLURM_JOB_ID")
+
+
+class PreemptionCheckpoint(Callback):
+    """On ``signal`` (SIGUSR1): checkpoint at the next batch end, requeue the SLURM job, stop.
+
+    Args:
+        signal: the signal that announces preemption or the time limit (``USR1``, ``SIGUSR1``).
+        requeue: run ``scontrol requeue`` when inside a SLURM job.
+    """
+
+    def __init__(self, signal: str = "SIGUSR1", requeue: bool = True):
+        global _pending_signal
+        self.signal = signal
+        self.requeue = requeue
+        _pending_signal = None  # a new run: forget a signal an earlier run in this process got
+        install_preemption_handler(signal)
+
+    def on_train_batch_end(self, trainer: L.Trainer, pl_module, outputs, batch, batch_idx) -> None:
+        pending = _pending_signal is not None
+        if trainer.world_size > 1:  # the signal may reach the ranks at different steps
+            pending = trainer.strategy.reduce_boolean_decision(pending, all=False)
+        if not pending:
+            return
+        path = trainer.strategy.broadcast(self._next_path(trainer.default_root_dir) if trainer.is_global_zero else None)
+        trainer.save_checkpoint(path, weights_only=False)
+        requeued, how = self._requeue() if trainer.is_global_zero else (False, "")
+        requeued, how = trainer.strategy.broadcast((requeued, how))
+        _clear_pending()
+        next_step = (f"SLURM requeued job {_slurm_job_id()}: it resumes from that checkpoint by itself."
+                     if requeued else
+                     f"{how}. Resume with: python -m bigbird_dna.train <same overrides> "
+                     f"hydra.run.dir={trainer.default_root_dir} (ckpt_path unset or ckpt_path=last).")
+        raise Preempted(f"preempted by {self.signal} at step {trainer.global_step}: saved {path}. {next_step}",
+                        path, requeued)
+
+    @staticmethod
+    def _next_path(folder: str) -> str:
+        found = hpc_checkpoints(folder)
+        number = int(HPC_CHECKPOINT.search(found[-1].name).group(1)) + 1 if found else 1
+        return os.path.join(folder, f"hpc_ckpt_{number}.ckpt")
+
+    def _requeue(self) -> tuple[bool, str]:
+        job = _slurm_job_id()
+        if not self.requeue:
+            return False, "Requeueing is off (callbacks.preemption.requeue=false)"
+        if not job:
+            return False, "Not a SLURM job, so nothing was requeued"
+        try:
+            result = subprocess.run(["scontrol", "requeue", job], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return False, f"`scontrol requeue {job}` failed: {err}"
+        if result.returncode != 0:
+            return False, f"`scontrol requeue {job}` failed: {(result.stderr or result.stdout).strip()}"
+        log.info("Requeued SLURM job %s", job)
+        return True, ""
+
+
+def _clear_pending() -> None:
+    global _pending_signal
+    _pending_signal = None
+
+
+class StopOnNonFiniteLoss(Callback):
+    """Stop at the first NaN or infinite training loss, before ``backward`` and the update."""
+
+    def on_before_backward(self, trainer: L.Trainer, pl_module, loss: torch.Tensor) -> None:
+        bad = not bool(torch.isfinite(loss.detach()).all())
+        if trainer.world_size > 1:  # every rank must stop, or the others hang in DDP's all-reduce
+            bad = trainer.strategy.reduce_boolean_decision(bad, all=False)
+        if not bad:
+            return
+        value = loss.detach().float().sum().item()
+        what = f"train loss is {value}" if not np.isfinite(value) else "train loss is NaN/inf on another rank"
+        last = getattr(trainer.checkpoint_callback, "last_model_path", "") or "none yet"
+        raise NonFiniteLossError(
+            f"{what} at global step {trainer.global_step} (epoch {trainer.current_epoch}, batch "
+            f"{trainer.fit_loop.epoch_loop.batch_idx + 1}): training stopped before that update. "
+            f"Last good checkpoint: {last}. Lower optim.lr, keep trainer.gradient_clip_val set, or "
+            "try trainer.precision=32-true; then resume with ckpt_path=last.")
+
+
+class RNGState(Callback):
+    """Save the global RNG states with every checkpoint; restore them when training resumes.
+
+    They are restored at ``on_train_start``, after the checkpoint, the model and the dataloaders
+    are set up (which is when the uninterrupted run was at the moment of saving, as far as RNG
+    use goes: the loaders have their own generators).
+    """
+
+    def __init__(self):
+        self._to_restore: dict[str, Any] | None = None
+
+    def state_dict(self) -> dict[str, Any]:
+        kind, keys, pos, has_gauss, cached = np.random.get_state()
+        version, internal, gauss_next = random.getstate()
+        state = {
+            "torch": torch.get_rng_state(),
+            "numpy": [kind, keys.tolist(), int(pos), int(has_gauss), float(cached)],
+            "python": [version, list(internal), gauss_next],
+        }
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            state["cuda"] = torch.cuda.get_rng_state_all()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self._to_restore = state_dict
+
+    def on_train_start(self, trainer: L.Trainer, pl_module) -> None:
+        state, self._to_restore = self._to_restore, None
+        if not state:
+            return
+        torch.set_rng_state(state["torch"])
+        kind, keys, pos, has_gauss, cached = state["numpy"]
+        np.random.set_state((kind, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
+        version, internal, gauss_next = state["python"]
+        random.setstate((version, tuple(internal), gauss_next))
+        cuda = state.get("cuda")
+        if cuda is not None and torch.cuda.is_available() and len(cuda) == torch.cuda.device_count():
+            torch.cuda.set_rng_state_all(cuda)

@@ -1,0 +1,80 @@
+"""Test-only Lightning callbacks, added to real runs with ``+callbacks.NAME._target_=...`` overrides."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import signal as signal_module
+from pathlib import Path
+
+import torch
+from lightning.pytorch.callbacks import Callback
+
+
+class RecordBatches(Callback):
+    """Append one JSON line per training batch to ``<folder>/rank<R>.jsonl``: the global step after
+    the batch, its epoch, its windows and its loss."""
+
+    def __init__(self, folder: str):
+        self.folder = Path(folder)
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        line = {"rank": trainer.global_rank, "step": trainer.global_step, "epoch": trainer.current_epoch,
+                "windows": list(batch["windows"]), "index": batch["window_index"].tolist(),
+                "loss": float(outputs["loss"])}
+        with open(self.folder / f"rank{trainer.global_rank}.jsonl", "a") as out:
+            out.write(json.dumps(line) + "\n")
+
+
+class SigkillAtStep(Callback):
+    """SIGKILL this process once ``step`` optimizer steps are done: no handler, no cleanup."""
+
+    def __init__(self, step: int):
+        self.step = step
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if trainer.global_step >= self.step:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+class PoisonHeadBias(Callback):
+    """From optimizer step ``step`` on, make the MLM loss NaN (``value="nan"``) or +inf (``"inf"``).
+
+    +inf: every output bias but one is -inf, so the log-probability of any real label is -inf
+    while the softmax normaliser stays finite.
+    """
+
+    def __init__(self, step: int, value: str):
+        self.step = step
+        self.value = str(value).lower()  # Hydra parses the overrides `nan` and `inf` as floats
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
+        if trainer.global_step != self.step:
+            return
+        with torch.no_grad():
+            bias = pl_module.head.bias
+            if self.value == "nan":
+                bias.fill_(math.nan)
+            else:
+                bias.fill_(-math.inf)
+                bias[0] = 0.0
+
+
+class SignalAtStep(Callback):
+    """Send ``signal`` to this process once ``step`` optimizer steps are done, like ``scancel --signal``."""
+
+    def __init__(self, step: int, signal: str = "SIGUSR1", rank: int | None = None):
+        self.step = step
+        self.signal = getattr(signal_module, signal)
+        self.rank = rank  # only this global rank signals itself (None: every rank)
+        self.sent = False
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if self.rank is not None and trainer.global_rank != self.rank:
+            return
+        if trainer.global_step >= self.step and not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), self.signal)
