@@ -22,7 +22,6 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-import lightning as L
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -33,7 +32,7 @@ from bigbird_dna.export import Export, load_export
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.heads import ClassificationHead
-from bigbird_dna.tasks.optim import build_optimizer
+from bigbird_dna.tasks.base import EncoderTask
 from bigbird_dna.tokenizer import DNATokenizer, train_bpe_tokenizer
 
 log = logging.getLogger(__name__)
@@ -128,7 +127,7 @@ def _first_bases(seqs: Iterable[str], total_bp: int) -> Iterable[str]:
         total_bp -= len(seq)
 
 
-class SequenceClassificationTask(L.LightningModule):
+class SequenceClassificationTask(EncoderTask):
     """BigBird encoder + [CLS] classification head, ``num_labels`` independent BCE outputs.
 
     Args:
@@ -235,15 +234,6 @@ class SequenceClassificationTask(L.LightningModule):
 
     def on_test_epoch_end(self) -> None:
         self._evaluation_epoch_end("test")
-
-    def configure_optimizers(self):
-        return build_optimizer(self, self.hparams.optim, self.trainer.estimated_stepping_batches)
-
-    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        checkpoint["tokenizer_json"] = self.tokenizer_json
-
-    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        self.tokenizer_json = checkpoint.get("tokenizer_json", self.tokenizer_json)
 
 
 def classifier_from_export(export: Export) -> SequenceClassificationTask:

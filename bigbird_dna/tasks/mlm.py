@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import lightning as L
 import torch
 import torch.nn.functional as F
 from torchmetrics import MeanMetric, SumMetric
@@ -19,10 +18,10 @@ from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.heads import MLMHead
 from bigbird_dna.tasks.masking import IGNORE_INDEX
-from bigbird_dna.tasks.optim import build_optimizer
+from bigbird_dna.tasks.base import EncoderTask
 
 
-class MLMTask(L.LightningModule):
+class MLMTask(EncoderTask):
     """BigBird encoder + MLM head.
 
     Args:
@@ -101,15 +100,6 @@ class MLMTask(L.LightningModule):
         }, prog_bar=True, sync_dist=False)  # the metrics above are already synced across ranks
         for metric in (self.val_loss, self.val_acc, self.val_bases, self.val_tokens):
             metric.reset()
-
-    def configure_optimizers(self):
-        return build_optimizer(self, self.hparams.optim, self.trainer.estimated_stepping_batches)
-
-    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        checkpoint["tokenizer_json"] = self.tokenizer_json
-
-    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        self.tokenizer_json = checkpoint.get("tokenizer_json", self.tokenizer_json)
 
 
 def build(cfg, run_dir, is_main_process: bool):
