@@ -30,6 +30,7 @@ from bigbird_dna.scan import STRAND_CHOICES
 # export task -> "module:function(export, args) -> list of written paths"; imported lazily.
 TASK_PREDICTORS = {
     "promoter": "bigbird_dna.predict_promoter:predict",
+    "chromatin": "bigbird_dna.tasks.chromatin_predict:predict",
 }
 
 

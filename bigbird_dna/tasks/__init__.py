@@ -16,6 +16,7 @@ from bigbird_dna.errors import InputError
 TASK_BUILDERS = {
     "mlm": "bigbird_dna.tasks.mlm:build",
     "promoter": "bigbird_dna.tasks.promoter:build",
+    "chromatin": "bigbird_dna.tasks.chromatin:build",
 }
 
 
