@@ -23,7 +23,6 @@ import h5py
 import numpy as np
 import scipy.io
 
-from bigbird_dna.data.deepsea import encode_onehot
 from bigbird_dna.data.windows import reverse_complement
 
 # Reverse-complement palindromes: the same on both strands, so the reverse-complement copies of the
