@@ -37,6 +37,7 @@ import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig, OmegaConf
 
+from bigbird_dna.atomic import write_text_atomic
 from bigbird_dna.config import register_resolvers, to_plain
 from bigbird_dna.errors import EXIT_INPUT_ERROR, InputError
 from bigbird_dna.export import write_export
@@ -87,7 +88,7 @@ def _restore_tokenizer(ckpt_path: str, run_dir: Path) -> None:
         return
     tokenizer_json = torch.load(ckpt_path, map_location="cpu", weights_only=True).get("tokenizer_json")
     if tokenizer_json:
-        _write_atomic(target, tokenizer_json)
+        write_text_atomic(target, tokenizer_json)
 
 
 def _trainer_kwargs(cfg: DictConfig) -> dict[str, Any]:
@@ -99,12 +100,6 @@ def _trainer_kwargs(cfg: DictConfig) -> dict[str, Any]:
 
 def _instantiate_all(group: DictConfig | None) -> list:
     return [hydra.utils.instantiate(node) for node in (group or {}).values() if node is not None]
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def _save_final_state(trainer: L.Trainer, checkpoint: ModelCheckpoint, run_dir: Path) -> str:
@@ -148,7 +143,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         log.info("Resuming from %s", ckpt_path)
         _restore_tokenizer(ckpt_path, run_dir)
     if main:
-        _write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+        write_text_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
 
     task = build_task(cfg, run_dir, main)
     loggers = _instantiate_all(cfg.logger)
@@ -189,7 +184,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                                   metadata={"seed": cfg.seed, "global_step": trainer.global_step,
                                             "source_checkpoint": best})
         summary["export"] = str(export_dir)
-        _write_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
+        write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
         print(task.format_summary(summary), flush=True)
     return summary
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -25,6 +24,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
+from bigbird_dna.atomic import write_text_atomic
 from bigbird_dna.data.chromatin_intervals import (IntervalWindows, check_intervals, read_labelled_intervals,
                                                   split_by_record)
 from bigbird_dna.data.deepsea import DeepSEAFile, decode_onehot, detect_rc_layout, rc_pairs
@@ -137,9 +137,7 @@ class IndexedCollator:
 
 
 def _write_json(path: Path, content: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(content, indent=2))
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(content, indent=2))
 
 
 class ChromatinDataModule(LabelledDataModule):

@@ -25,11 +25,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bigbird_dna.atomic import write_text_atomic
 from bigbird_dna.errors import InputError
 
 SPLITS = ("train", "val", "test")
@@ -162,14 +162,4 @@ def write_split_manifest(path: str | os.PathLike, splits: dict[str, list[Region]
         }
         for split, regions in splits.items()
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(manifest, handle, indent=2)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomic(path, json.dumps(manifest, indent=2) + "\n")

@@ -18,6 +18,7 @@ import torch
 from torchmetrics.functional.classification import (binary_auroc, binary_average_precision, binary_roc,
                                                     multilabel_auroc, multilabel_average_precision)
 
+from bigbird_dna.atomic import write_text_atomic
 from bigbird_dna.errors import InputError
 
 
@@ -165,10 +166,7 @@ def write_label_tsv(path: str | os.PathLike, metrics: LabelMetrics, groups: dict
         name = names[j] if names else f"label_{j}"
         lines.append(f"{j}\t{name}\t{owner[j]}\t{metrics.positives[j]}\t{metrics.negatives[j]}\t"
                      f"{fmt(metrics.auroc[j])}\t{fmt(metrics.auprc[j])}")
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    os.replace(tmp, path)
-    return path
+    return write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def plot_report(path: str | os.PathLike, metrics: LabelMetrics, probs: torch.Tensor, targets: torch.Tensor,

@@ -26,13 +26,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from bigbird_dna.atomic import write_text_atomic
 from bigbird_dna.data.genome import Genome, ambiguous_fraction, prepare_genome
 from bigbird_dna.errors import InputError
 
@@ -240,19 +240,7 @@ class DNATokenizer:
         path = Path(path)
         if path.is_dir():
             path = path / TOKENIZER_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-        try:
-            os.fchmod(fd, 0o644)  # mkstemp makes 0600; a shared checkpoint folder needs it readable
-            with os.fdopen(fd, "w") as handle:
-                handle.write(self._tokenizer.to_str(pretty=True))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return write_text_atomic(path, self._tokenizer.to_str(pretty=True))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "DNATokenizer":
