@@ -283,7 +283,10 @@ def run_hf(rec: Recorder, args, batch: int, seq: int, device, dtype) -> None:
         return rec.skip("hf", "GPU only")
     try:
         from transformers import BigBirdConfig
-        from transformers.models.big_bird.modeling_big_bird import BigBirdBlockSparseAttention, BigBirdModel
+        from transformers.models.big_bird.modeling_big_bird import (
+            BigBirdBlockSparseAttention,
+            BigBirdModel,
+        )
     except ImportError as err:
         return rec.skip("hf", f"transformers not importable: {err}")
     config = BigBirdConfig(hidden_size=args.heads * args.head_dim, num_attention_heads=args.heads,

@@ -8,7 +8,7 @@ Examples::
 
 A run directory holds ``config.yaml`` (the composed, resolved config), ``split_manifest.json``,
 ``tokenizer.json``, ``checkpoints/{last,best-*}.ckpt``, ``logs/metrics.csv``, ``export/`` and
-``summary.json``; after a preemption also ``hpc_ckpt_<n>.ckpt`` (see :mod:`bigbird_dna.faults`).
+``summary.json``; after a preemption also ``hpc_ckpt_<n>.ckpt`` (see :mod:`bigbird_dna.runtime.faults`).
 
 Several processes (DDP ranks) may run this for one run directory: Lightning re-runs the command
 for each extra local rank, ``srun`` starts one per task. Only rank 0 writes ``config.yaml``, the
@@ -37,13 +37,19 @@ import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
 from omegaconf import DictConfig, OmegaConf
 
-from bigbird_dna.atomic import write_text_atomic
-from bigbird_dna.config import register_resolvers, to_plain
 from bigbird_dna.errors import EXIT_INPUT_ERROR, InputError
-from bigbird_dna.export import write_export
-from bigbird_dna.faults import EXIT_NONFINITE, EXIT_PREEMPTED, NonFiniteLossError, Preempted, hpc_checkpoints
-from bigbird_dna.distributed import multirun_job, register_slurm_resolver
-from bigbird_dna.hydra_callbacks import ensure_writable_dir
+from bigbird_dna.model.export import write_export
+from bigbird_dna.runtime.atomic import write_text_atomic
+from bigbird_dna.runtime.distributed import multirun_job, register_slurm_resolver
+from bigbird_dna.runtime.faults import (
+    EXIT_NONFINITE,
+    EXIT_PREEMPTED,
+    NonFiniteLossError,
+    Preempted,
+    hpc_checkpoints,
+)
+from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
+from bigbird_dna.runtime.resolvers import register_resolvers, to_plain
 from bigbird_dna.tasks import build_task
 
 log = logging.getLogger("bigbird_dna.train")

@@ -32,11 +32,12 @@ def run_cli(module: str, *args: str, cwd: Path | None = None, timeout: int = 600
 
 def compose(overrides: list[str], run_dir: Path):
     """The composed train config with ``overrides``, its output dir set to ``run_dir``."""
-    from hydra import compose as hydra_compose, initialize_config_module
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_module
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import open_dict
 
-    from bigbird_dna.config import register_resolvers
+    from bigbird_dna.runtime.resolvers import register_resolvers
 
     register_resolvers()
     with initialize_config_module(version_base="1.3", config_module="bigbird_dna.conf"):

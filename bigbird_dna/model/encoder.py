@@ -16,7 +16,7 @@ from torch import nn
 from bigbird_dna.attention import block_sparse_attention
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
-from bigbird_dna.model.layouts import LayoutRegistry
+from bigbird_dna.model.layout_registry import LayoutRegistry
 
 
 class BlockSparseSelfAttention(nn.Module):

@@ -22,9 +22,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from bigbird_dna.tasks.chromatin_metrics import (average_strands, parse_groups, per_label_metrics, plot_report,
-                                                 read_label_names, summarise, write_label_tsv)
-from bigbird_dna.tasks.classification import SequenceClassificationTask, resolve_encoder_and_tokenizer
+from bigbird_dna.tasks.chromatin_report import (
+    average_strands,
+    parse_groups,
+    per_label_metrics,
+    plot_report,
+    read_label_names,
+    summarise,
+    write_label_tsv,
+)
+from bigbird_dna.tasks.classification import (
+    SequenceClassificationTask,
+    resolve_encoder_and_tokenizer,
+)
 
 
 class ChromatinTask(SequenceClassificationTask):
@@ -83,8 +93,8 @@ class ChromatinTask(SequenceClassificationTask):
 
 def build(cfg, run_dir, is_main_process: bool):
     """Chromatin data + tokenizer + :class:`ChromatinTask` for ``task=chromatin``."""
-    from bigbird_dna.config import to_plain
-    from bigbird_dna.data.chromatin_data import ChromatinDataModule
+    from bigbird_dna.data.chromatin.datamodule import ChromatinDataModule
+    from bigbird_dna.runtime.resolvers import to_plain
     from bigbird_dna.tasks import BuiltTask
 
     task = to_plain(cfg.task)

@@ -28,9 +28,9 @@ from torch import nn
 from torchmetrics import MeanMetric
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.export import Export, load_export
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
+from bigbird_dna.model.export import Export, load_export
 from bigbird_dna.model.heads import ClassificationHead
 from bigbird_dna.tasks.base import EncoderTask
 from bigbird_dna.tokenizer import DNATokenizer, train_bpe_tokenizer

@@ -14,10 +14,10 @@ import torch
 import torch.nn.functional as F
 from torchmetrics import MeanMetric, SumMetric
 
+from bigbird_dna.data.masking import IGNORE_INDEX
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.heads import MLMHead
-from bigbird_dna.tasks.masking import IGNORE_INDEX
 from bigbird_dna.tasks.base import EncoderTask
 
 
@@ -104,8 +104,8 @@ class MLMTask(EncoderTask):
 
 def build(cfg, run_dir, is_main_process: bool):
     """Genome windows + tokenizer + :class:`MLMTask` for ``task=mlm``."""
-    from bigbird_dna.config import to_plain
-    from bigbird_dna.data.mlm_data import GenomeMLMDataModule
+    from bigbird_dna.data.mlm import GenomeMLMDataModule
+    from bigbird_dna.runtime.resolvers import to_plain
     from bigbird_dna.tasks import BuiltTask
 
     datamodule = GenomeMLMDataModule(to_plain(cfg.data), to_plain(cfg.tokenizer),

@@ -11,14 +11,22 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torchmetrics.functional.classification import (binary_accuracy, binary_auroc, binary_average_precision,
-                                                    binary_f1_score, binary_matthews_corrcoef)
+from torchmetrics.functional.classification import (
+    binary_accuracy,
+    binary_auroc,
+    binary_average_precision,
+    binary_f1_score,
+    binary_matthews_corrcoef,
+)
 
-from bigbird_dna.tasks.classification import SequenceClassificationTask, resolve_encoder_and_tokenizer
+from bigbird_dna.tasks.classification import (
+    SequenceClassificationTask,
+    resolve_encoder_and_tokenizer,
+)
 
 DATA_SOURCES = {
-    "epdnew": "bigbird_dna.data.promoter_data:EpdnewPromoterData",
-    "labelled": "bigbird_dna.data.promoter_data:LabelledPromoterData",
+    "epdnew": "bigbird_dna.data.promoter.datamodule:EpdnewPromoterData",
+    "labelled": "bigbird_dna.data.promoter.datamodule:LabelledPromoterData",
 }
 
 
@@ -40,8 +48,8 @@ def build(cfg, run_dir, is_main_process: bool):
     """Promoter data + tokenizer + :class:`PromoterTask` for ``task=promoter``."""
     import importlib
 
-    from bigbird_dna.config import to_plain
     from bigbird_dna.errors import InputError
+    from bigbird_dna.runtime.resolvers import to_plain
     from bigbird_dna.tasks import BuiltTask
 
     data = to_plain(cfg.data)

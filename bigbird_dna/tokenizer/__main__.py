@@ -15,8 +15,8 @@ import argparse
 import time
 from pathlib import Path
 
-from bigbird_dna.data.genome import Genome, prepare_genome
 from bigbird_dna.errors import InputError, exit_on_input_error
+from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.tokenizer.bpe import sample_training_chunks, train_bpe_tokenizer
 
 Region = tuple[str, int, int]

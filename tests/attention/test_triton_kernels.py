@@ -26,7 +26,10 @@ from bigbird_dna.attention import (  # noqa: E402
     preset,
     torch_block_sparse_attention,
 )
-from bigbird_dna.attention.triton_kernels import _launch_config, triton_block_sparse_attention  # noqa: E402
+from bigbird_dna.attention.triton_kernels import (  # noqa: E402
+    _launch_config,
+    triton_block_sparse_attention,
+)
 from bigbird_dna.attention.triton_schedule import build_work_plan, cached_work_plan  # noqa: E402
 from bigbird_dna.errors import InputError  # noqa: E402
 

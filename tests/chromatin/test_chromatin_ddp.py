@@ -8,7 +8,7 @@ import json
 import lightning as L
 import pytest
 
-from bigbird_dna.export import load_export
+from bigbird_dna.model.export import load_export
 from bigbird_dna.tasks import build_task
 from tests.chromatin.test_train_chromatin import TINY
 from tests.conftest import compose, run_cli

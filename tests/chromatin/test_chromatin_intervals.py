@@ -6,11 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bigbird_dna.data.chromatin_intervals import (IntervalWindows, centred_window, check_intervals, read_bed,
-                                                  read_labelled_intervals, split_by_record)
-from bigbird_dna.data.genome import prepare_genome
-from bigbird_dna.data.windows import reverse_complement
+from bigbird_dna.data.chromatin.intervals import (
+    IntervalWindows,
+    centred_window,
+    check_intervals,
+    read_bed,
+    read_labelled_intervals,
+    split_by_record,
+)
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import prepare_genome
+from bigbird_dna.genome.sequence import reverse_complement
 
 
 def _bins(tmp_path, lines: list[str], name: str = "bins.tsv"):

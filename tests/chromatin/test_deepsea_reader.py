@@ -9,9 +9,20 @@ import pytest
 import scipy.io
 from scipy.io.matlab import matfile_version
 
-from bigbird_dna.data.deepsea import DeepSEAFile, decode_onehot, detect_rc_layout, encode_onehot, rc_pairs
+from bigbird_dna.data.chromatin.deepsea import (
+    DeepSEAFile,
+    decode_onehot,
+    detect_rc_layout,
+    encode_onehot,
+    rc_pairs,
+)
 from bigbird_dna.errors import InputError
-from tests.chromatin.deepsea_files import planted_samples, with_reverse_complements, write_v5, write_v73
+from tests.chromatin.deepsea_files import (
+    planted_samples,
+    with_reverse_complements,
+    write_v5,
+    write_v73,
+)
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ import h5py
 import numpy as np
 import pytest
 
-from bigbird_dna.data.windows import reverse_complement
-from bigbird_dna.export import load_export
+from bigbird_dna.genome.sequence import reverse_complement
+from bigbird_dna.model.export import load_export
 from tests.chromatin.deepsea_files import MOTIFS, NO_POSITIVE_LABELS
 from tests.conftest import compose, run_cli
 

@@ -20,7 +20,7 @@ from typing import Callable
 import pytest
 from Bio import SeqIO
 
-from bigbird_dna.data.genome import prepare_genome
+from bigbird_dna.genome.fasta import prepare_genome
 
 LAMBDA_FASTA = Path(__file__).parents[1] / "files" / "lambda_phage.fa"
 

@@ -7,9 +7,10 @@ import gzip
 import pytest
 from Bio import bgzf
 
-from bigbird_dna.data import genome as genome_module
-from bigbird_dna.data.genome import Genome, ambiguous_fraction, prepare_genome
+from bigbird_dna.genome import fasta as genome_module
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.sequence import ambiguous_fraction
 
 # Slices across line ends (60 bp lines), at both record ends, and empty ones.
 INTERVALS = [(0, 0), (0, 1), (0, 60), (59, 61), (119, 241), (1000, 1400)]

@@ -7,8 +7,8 @@ from itertools import combinations
 
 import pytest
 
-from bigbird_dna.data.splits import Region, resolve_splits, write_split_manifest
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.splits import Region, resolve_splits, write_split_manifest
 
 LENGTHS = {"chr1": 10_000, "chr2": 8_000, "chr3": 6_000, "chrM": 300}
 

@@ -8,10 +8,11 @@ from collections import Counter
 import pytest
 from torch.utils.data import DataLoader
 
-from bigbird_dna.data.genome import ambiguous_fraction, prepare_genome
-from bigbird_dna.data.splits import Region, resolve_splits
-from bigbird_dna.data.windows import GenomeWindows, reverse_complement
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import prepare_genome
+from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
+from bigbird_dna.genome.splits import Region, resolve_splits
+from bigbird_dna.genome.windows import GenomeWindows
 
 WINDOW = 400
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from bigbird_dna.export import load_export
+from bigbird_dna.model.export import load_export
 from tests.conftest import run_cli
 
 

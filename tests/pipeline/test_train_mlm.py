@@ -10,9 +10,9 @@ import pytest
 import torch
 from Bio import bgzf
 
-from bigbird_dna.export import load_export
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
+from bigbird_dna.model.export import load_export
 from tests.conftest import FAST_OVERRIDES, LAMBDA, run_cli
 
 

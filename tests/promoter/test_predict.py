@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from bigbird_dna.data.labelled import encode_with_specials
-from bigbird_dna.data.windows import reverse_complement
-from bigbird_dna.export import load_export
+from bigbird_dna.genome.sequence import reverse_complement
+from bigbird_dna.model.export import load_export
 from bigbird_dna.predict import main
-from bigbird_dna.scan import window_starts
+from bigbird_dna.predict.driver import window_starts
 from bigbird_dna.tasks.classification import classifier_from_export
 from tests.conftest import run_cli
 from tests.promoter.conftest import lambda_seq, make_export, write_fasta

@@ -5,12 +5,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bigbird_dna.data.genome import Genome, prepare_genome
-from bigbird_dna.data.promoters import (FarFromTssSampler, Tss, Window, assign_to_splits, check_windows,
-                                        promoter_window, read_epdnew_bed)
-from bigbird_dna.data.splits import Region
-from bigbird_dna.data.windows import reverse_complement
+from bigbird_dna.data.promoter.epdnew import (
+    FarFromTssSampler,
+    Tss,
+    Window,
+    assign_to_splits,
+    check_windows,
+    promoter_window,
+    read_epdnew_bed,
+)
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.sequence import reverse_complement
+from bigbird_dna.genome.splits import Region
 from tests.promoter.conftest import lambda_seq, write_fasta
 
 

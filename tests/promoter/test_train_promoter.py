@@ -9,13 +9,17 @@ import numpy as np
 import pytest
 import torch
 
-from bigbird_dna.data.genome import Genome
-from bigbird_dna.data.promoter_data import EpdnewPromoterData
-from bigbird_dna.data.synthetic_promoters import ELEMENT, plant_promoters, planted_sequences
+from bigbird_dna.data.promoter.datamodule import EpdnewPromoterData
+from bigbird_dna.demo.synthetic_promoters import (
+    ELEMENT,
+    plant_promoters,
+    planted_sequences,
+)
 from bigbird_dna.errors import InputError
-from bigbird_dna.export import load_export
-from bigbird_dna.model.encoder import BigBirdEncoder
+from bigbird_dna.genome.fasta import Genome
 from bigbird_dna.model.config import EncoderConfig
+from bigbird_dna.model.encoder import BigBirdEncoder
+from bigbird_dna.model.export import load_export
 from bigbird_dna.tasks.classification import load_backbone
 from tests.conftest import LAMBDA, compose, run_cli
 from tests.promoter.conftest import PROMOTER_FAST, lambda_seq, make_export, write_fasta

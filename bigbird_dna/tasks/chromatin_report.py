@@ -15,11 +15,16 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torchmetrics.functional.classification import (binary_auroc, binary_average_precision, binary_roc,
-                                                    multilabel_auroc, multilabel_average_precision)
+from torchmetrics.functional.classification import (
+    binary_auroc,
+    binary_average_precision,
+    binary_roc,
+    multilabel_auroc,
+    multilabel_average_precision,
+)
 
-from bigbird_dna.atomic import write_text_atomic
 from bigbird_dna.errors import InputError
+from bigbird_dna.runtime.atomic import write_text_atomic
 
 
 def parse_groups(groups: list | dict | None, num_labels: int) -> dict[str, tuple[int, int]]:

@@ -27,9 +27,9 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from bigbird_dna.data.genome import Genome
-from bigbird_dna.data.windows import reverse_complement
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome.sequence import reverse_complement
 
 _SKIPPED_PREFIXES = ("#", "track", "browser")
 
@@ -199,7 +199,7 @@ class IntervalWindows(Dataset):
     """Windows centred on labelled bins as ``(seq, labels [num_labels] float32, index)`` items.
 
     Args:
-        fasta: a path from :func:`~bigbird_dna.data.genome.prepare_genome` (opened once per worker).
+        fasta: a path from :func:`~bigbird_dna.genome.fasta.prepare_genome` (opened once per worker).
         intervals: the bins, already checked with :func:`check_intervals`.
         context_bp: window length in bases.
         reverse_complement_prob: chance to reverse-complement a window (training augmentation).

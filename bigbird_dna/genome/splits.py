@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bigbird_dna.atomic import write_text_atomic
 from bigbird_dna.errors import InputError
+from bigbird_dna.runtime.atomic import write_text_atomic
 
 SPLITS = ("train", "val", "test")
 

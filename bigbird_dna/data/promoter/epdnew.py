@@ -27,10 +27,10 @@ from typing import Sequence
 
 import numpy as np
 
-from bigbird_dna.data.genome import Genome, ambiguous_fraction
-from bigbird_dna.data.splits import Region
-from bigbird_dna.data.windows import reverse_complement
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
+from bigbird_dna.genome.splits import Region
 
 EPDNEW_WIDTH = 60
 EPDNEW_TSS_OFFSET = {"+": 49, "-": -50}  # added to chromStart on +, to chromEnd on -

@@ -1,10 +1,10 @@
 """Promoter classification data, from EPDnew + a genome or from labelled files (``data.source``).
 
 ``source: epdnew`` (``conf/data/promoter_epdnew.yaml``): positives are strand-aware windows around
-every TSS of an EPDnew BED (:mod:`bigbird_dna.data.promoters`); negatives are DeePromoter-style
-(:mod:`bigbird_dna.data.promoter_negatives`), optionally plus random genomic windows far from any
+every TSS of an EPDnew BED (:mod:`bigbird_dna.data.promoter.epdnew`); negatives are DeePromoter-style
+(:mod:`bigbird_dna.data.promoter.negatives`), optionally plus random genomic windows far from any
 TSS. Splits hold out whole chromosomes (``val_records``/``test_records``), or, for one-record
-genomes, the end of each record (``holdout_fraction``); see :mod:`bigbird_dna.data.splits`. The
+genomes, the end of each record (``holdout_fraction``); see :mod:`bigbird_dna.genome.splits`. The
 realised split, with sample counts, is written to ``split_manifest.json``.
 
 ``source: labelled`` (``conf/data/promoter_labelled.yaml``): TSV/CSV or one FASTA per class for
@@ -27,14 +27,20 @@ from typing import Iterable
 import numpy as np
 from torch.utils.data import Dataset, Subset
 
-from bigbird_dna.data.genome import Genome, prepare_genome
 from bigbird_dna.data.labelled import LabelledDataModule
-from bigbird_dna.data.labelled_files import read_labelled
-from bigbird_dna.data.promoter_negatives import deepromoter_negative
-from bigbird_dna.data.promoters import (FarFromTssSampler, Window, assign_to_splits, check_windows,
-                                        promoter_window, read_epdnew_bed)
-from bigbird_dna.data.splits import SPLITS, resolve_splits, write_split_manifest
+from bigbird_dna.data.promoter.epdnew import (
+    FarFromTssSampler,
+    Window,
+    assign_to_splits,
+    check_windows,
+    promoter_window,
+    read_epdnew_bed,
+)
+from bigbird_dna.data.promoter.files import read_labelled
+from bigbird_dna.data.promoter.negatives import deepromoter_negative
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.splits import SPLITS, resolve_splits, write_split_manifest
 from bigbird_dna.tokenizer import sample_training_chunks
 
 log = logging.getLogger(__name__)

@@ -15,9 +15,15 @@ import time
 from pathlib import Path
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.export import Export
-from bigbird_dna.scan import (STRAND_CHOICES, ScanProgress, atomic_outputs, iter_windows, resolve_device,
-                              score_windows)
+from bigbird_dna.model.export import Export
+from bigbird_dna.predict.driver import (
+    STRAND_CHOICES,
+    ScanProgress,
+    atomic_outputs,
+    iter_windows,
+    resolve_device,
+    score_windows,
+)
 from bigbird_dna.tasks.classification import classifier_from_export
 
 TSV_HEADER = "record\tstart\tend\tstrand\tscore\tn_fraction\n"

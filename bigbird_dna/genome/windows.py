@@ -6,7 +6,7 @@ strand, also when ``strand`` is ``"-"`` and ``seq`` is the reverse complement.
 **Sampling.** The valid window starts of all regions form one index space of size
 ``sum(region.length - window_bp + 1)``. A window start is drawn uniformly from it (so records are
 weighted by length), the window is read, and it is rejected and redrawn if its
-:func:`~bigbird_dna.data.genome.ambiguous_fraction` (N or other IUPAC codes) exceeds
+:func:`~bigbird_dna.genome.fasta.ambiguous_fraction` (N or other IUPAC codes) exceeds
 ``max_ambiguous_fraction``. The result is uniform over acceptable windows. Nothing is read at
 construction: the setup costs O(number of regions), and each window costs one ``window_bp`` read
 plus a C-speed base count per try. On hg38 (about 5% N, mostly long gaps) a window takes about
@@ -46,7 +46,7 @@ rotated: resumed worker ``w`` continues the stream of original worker ``(w + bat
 This is exact while the world size, worker count and batch size stay the same, and while every
 worker emits whole batches (see above).
 
-One :class:`~bigbird_dna.data.genome.Genome` is opened lazily per process (each DataLoader worker),
+One :class:`~bigbird_dna.genome.fasta.Genome` is opened lazily per process (each DataLoader worker),
 never in ``__init__`` and never shared across processes.
 """
 
@@ -56,39 +56,22 @@ import os
 from typing import Iterator, Sequence
 
 import numpy as np
-import torch.distributed as dist
 from torch.utils.data import IterableDataset, get_worker_info
 
-from bigbird_dna.data.genome import Genome, ambiguous_fraction
-from bigbird_dna.data.splits import Region
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
+from bigbird_dna.genome.splits import Region
+from bigbird_dna.runtime.distributed import rank_and_world_size
 
 MAX_TRIES = 1000  # draws per window before deciding the regions hold (almost) no valid window
 STRATUM_TRIES = 16  # fixed mode: draws inside a window's own slice before searching everywhere
-
-_COMPLEMENT = str.maketrans("ACGTRYKMSWBDHVNacgtrykmswbdhvn", "TGCAYRMKSWVHDBNtgcayrmkswvhdbn")
-
-
-def reverse_complement(seq: str) -> str:
-    """Reverse complement of a DNA string, keeping case; IUPAC codes map to their complements.
-
-    ``N`` stays ``N``, ``S`` and ``W`` stay themselves, and ``R<->Y``, ``K<->M``, ``B<->V``,
-    ``D<->H``. Other characters are kept as they are.
-    """
-    return seq.translate(_COMPLEMENT)[::-1]
-
-
-def _rank_and_world_size() -> tuple[int, int]:
-    if dist.is_available() and dist.is_initialized():
-        return dist.get_rank(), dist.get_world_size()
-    return 0, 1
-
 
 class GenomeWindows(IterableDataset):
     """Windows of ``window_bp`` bases from ``regions``, as ``{"seq", "record", "start", "end", "strand"}``.
 
     Args:
-        fasta: a path returned by :func:`~bigbird_dna.data.genome.prepare_genome`.
+        fasta: a path returned by :func:`~bigbird_dna.genome.fasta.prepare_genome`.
         regions: where windows may lie (0-based, half-open); regions shorter than a window are unused.
         window_bp: window length in bases.
         num_windows: windows per epoch, summed over all ranks and workers.
@@ -157,10 +140,10 @@ class GenomeWindows(IterableDataset):
 
     def __len__(self) -> int:
         """Windows that every rank yields at least: ``num_windows // world_size``."""
-        return self.num_windows // _rank_and_world_size()[1]
+        return self.num_windows // rank_and_world_size()[1]
 
     def __iter__(self) -> Iterator[dict]:
-        rank, world_size = _rank_and_world_size()
+        rank, world_size = rank_and_world_size()
         info = get_worker_info()
         worker, num_workers = (info.id, info.num_workers) if info else (0, 1)
         skip = 0

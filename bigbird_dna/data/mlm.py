@@ -17,29 +17,31 @@ RNG, so a resumed run continues with the same windows and masks as an uninterrup
 from __future__ import annotations
 
 import logging
-import time
 import zlib
 from pathlib import Path
 from typing import Any
 
 import lightning as L
-from lightning.pytorch.utilities import rank_zero_info
 import torch
 from torch.utils.data import DataLoader
 
-from bigbird_dna.data.genome import prepare_genome, Genome
-from bigbird_dna.data.splits import Region, resolve_splits, write_split_manifest
-from bigbird_dna.data.windows import GenomeWindows
-from bigbird_dna.errors import InputError
-from bigbird_dna.tasks.masking import IGNORE_INDEX, mask_tokens
-from bigbird_dna.tokenizer import DNATokenizer, sample_training_chunks, train_bpe_tokenizer
+from bigbird_dna.data.loaders import (
+    ResumableLoader,
+    batches_done,
+    loader_generator,
+    wait_for_file,
+)
+from bigbird_dna.data.masking import IGNORE_INDEX, mask_tokens
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.splits import Region, resolve_splits, write_split_manifest
+from bigbird_dna.genome.windows import GenomeWindows
+from bigbird_dna.tokenizer import (
+    DNATokenizer,
+    sample_training_chunks,
+    train_bpe_tokenizer,
+)
 
 log = logging.getLogger(__name__)
-
-# How long a DDP rank > 0 waits for rank 0 to write the run directory's tokenizer (rank 0 may be
-# training it on a large genome).
-RANK_WAIT_S = 3600.0
-
 
 class MLMCollator:
     """Tokenize window strings into ``[CLS] tokens [SEP]``, mask, and pad.
@@ -110,65 +112,6 @@ class MLMCollator:
         }
 
 
-class ResumableLoader(DataLoader):
-    """A train DataLoader over :class:`GenomeWindows` that Lightning can checkpoint and resume.
-
-    Lightning saves ``state_dict()`` of every train loader that has one (the ``_Stateful``
-    protocol) into the checkpoint's fit-loop state, and calls ``load_state_dict()`` on the
-    rebuilt loader before iterating it when a run restarts from that checkpoint.
-
-    Args:
-        position: returns how many batches of the current epoch this rank has consumed (the
-            trainer's batch progress; the loader's own count would include prefetched batches).
-        epoch: the epoch this loader serves.
-    """
-
-    def __init__(self, dataset: GenomeWindows, *args, position=None, epoch: int = 0, **kwargs):
-        super().__init__(dataset, *args, **kwargs)
-        self._position = position
-        self._epoch = epoch
-
-    def state_dict(self) -> dict[str, int]:
-        return {
-            "epoch": self._epoch,
-            "batches": int(self._position() if self._position else 0),
-            "batch_size": int(self.batch_size or 0),
-            "num_workers": self.num_workers,
-            "world_size": _world_size(),
-        }
-
-    def load_state_dict(self, state: dict[str, int]) -> None:
-        if state.get("epoch") != self._epoch or not state.get("batches"):
-            return  # saved at an epoch's end: the new epoch starts from its first window
-        saved = (state.get("batch_size"), state.get("num_workers"), state.get("world_size"))
-        now = (self.batch_size, self.num_workers, _world_size())
-        if saved != now:
-            log.warning("Resuming with (batch size, workers, world size) %s instead of %s: skipping %d batches "
-                        "keeps the epoch's length, but not exactly the windows of the interrupted run.",
-                        now, saved, state["batches"])
-        rank_zero_info(f"Resuming the train data of epoch {self._epoch} after its first {state['batches']} batches")
-        self.dataset.resume_at(state["batches"], int(self.batch_size or 1))
-
-    def __iter__(self):
-        iterator = super().__iter__()  # the dataset's iterator (or its workers) exists now
-        self.dataset.resume_at(0, 0)
-        return iterator
-
-
-def _world_size() -> int:
-    return torch.distributed.get_world_size() if torch.distributed.is_available() and \
-        torch.distributed.is_initialized() else 1
-
-
-def _wait_for(path: Path, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise InputError(f"waited {timeout_s:.0f} s for rank 0 to write {path}, in vain. Check rank 0's log; "
-                             "every rank must use the same run directory (hydra.run.dir=...).")
-        time.sleep(1.0)
-
-
 def token_counts(tokenizer: DNATokenizer, seqs: list[str]) -> torch.Tensor:
     """How often each token id occurs in ``seqs``: int64 ``[vocab_size]``."""
     ids = [token for encoded in tokenizer.encode_batch(seqs) for token in encoded]
@@ -210,7 +153,7 @@ class GenomeMLMDataModule(L.LightningDataModule):
         self.is_main_process = is_main_process
         if not is_main_process:
             # Rank 0 prepares the genome (index, decompressed copy) and the tokenizer first.
-            _wait_for(self.run_dir / "tokenizer.json", RANK_WAIT_S)
+            wait_for_file(self.run_dir / "tokenizer.json")
 
         self.fasta = prepare_genome(data["fasta"], data.get("cache_dir"))
         with Genome(self.fasta) as genome:
@@ -269,16 +212,13 @@ class GenomeMLMDataModule(L.LightningDataModule):
         workers = self.cfg["num_workers"]
         # An own generator: creating the loader's iterator then leaves the global torch RNG (dropout)
         # alone, so a resumed run draws the same dropout masks as an uninterrupted one.
-        generator = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
+        generator = loader_generator(self.seed, epoch)
         kwargs = dict(batch_size=self.cfg["batch_size"], collate_fn=collator, num_workers=workers,
                       persistent_workers=workers > 0 and split != "train", generator=generator)
         if split != "train":
             return DataLoader(self.datasets[split], **kwargs)
-        return ResumableLoader(self.datasets[split], position=self._batches_done, epoch=epoch, **kwargs)
-
-    def _batches_done(self) -> int:
-        trainer = self.trainer
-        return trainer.fit_loop.epoch_loop.batch_progress.current.processed if trainer is not None else 0
+        return ResumableLoader(self.datasets[split], position=lambda: batches_done(self.trainer), epoch=epoch,
+                               **kwargs)
 
     def train_dataloader(self) -> DataLoader:
         # Called again every epoch (trainer.reload_dataloaders_every_n_epochs=1): workers are

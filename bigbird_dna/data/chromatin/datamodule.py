@@ -6,11 +6,11 @@ predictions back in file order (across DataLoader workers and DDP ranks) and ave
 reverse-complement rows listed in :attr:`ChromatinDataModule.rc_pairs`.
 
 - ``data.source=deepsea`` (``conf/data/deepsea.yaml``): :class:`DeepSEASamples` streams a
-  :class:`~bigbird_dna.data.deepsea.DeepSEAFile` in slabs of ``chunk_size`` samples. Training
+  :class:`~bigbird_dna.data.chromatin.deepsea.DeepSEAFile` in slabs of ``chunk_size`` samples. Training
   shuffles the slab order every epoch and the rows inside each slab (a block shuffle: random rows
   of a 17 GB HDF5 file would cost one strided read each).
 - ``data.source=intervals`` (``conf/data/chromatin_intervals.yaml``): windows of ``context_bp``
-  around labelled bins, split by chromosome (:mod:`bigbird_dna.data.chromatin_intervals`).
+  around labelled bins, split by chromosome (:mod:`bigbird_dna.data.chromatin.intervals`).
 """
 
 from __future__ import annotations
@@ -24,15 +24,25 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from bigbird_dna.atomic import write_text_atomic
-from bigbird_dna.data.chromatin_intervals import (IntervalWindows, check_intervals, read_labelled_intervals,
-                                                  split_by_record)
-from bigbird_dna.data.deepsea import DeepSEAFile, decode_onehot, detect_rc_layout, rc_pairs
-from bigbird_dna.data.genome import Genome, prepare_genome
+from bigbird_dna.data.chromatin.deepsea import (
+    DeepSEAFile,
+    decode_onehot,
+    detect_rc_layout,
+    rc_pairs,
+)
+from bigbird_dna.data.chromatin.intervals import (
+    IntervalWindows,
+    check_intervals,
+    read_labelled_intervals,
+    split_by_record,
+)
 from bigbird_dna.data.labelled import LabelledDataModule, LabelledSequenceCollator
-from bigbird_dna.data.mlm_data import ResumableLoader
-from bigbird_dna.data.windows import _rank_and_world_size, reverse_complement
+from bigbird_dna.data.loaders import ResumableLoader, batches_done, loader_generator
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.sequence import reverse_complement
+from bigbird_dna.runtime.atomic import write_text_atomic
+from bigbird_dna.runtime.distributed import rank_and_world_size
 
 SOURCES = ("deepsea", "intervals")
 
@@ -47,7 +57,7 @@ class DeepSEASamples(IterableDataset):
     Slabs are dealt to DataLoader workers round-robin.
 
     **Resuming mid-epoch** (:meth:`resume_at`, driven by
-    :class:`~bigbird_dna.data.mlm_data.ResumableLoader`): a slab's row order and augmentation come
+    :class:`~bigbird_dna.data.mlm.ResumableLoader`): a slab's row order and augmentation come
     from its own stream ``(seed, epoch, slab start)``, so the batches a rank already consumed are
     skipped without reading them, and a resumed run sees the samples an uninterrupted one would.
     As for the MLM windows, workers are rotated to continue the round-robin where it stopped.
@@ -96,11 +106,11 @@ class DeepSEASamples(IterableDataset):
         return kept
 
     def __len__(self) -> int:
-        rank, world_size = _rank_and_world_size()
+        rank, world_size = rank_and_world_size()
         return sum(b - a for a, b in self._slabs(rank, world_size))
 
     def __iter__(self) -> Iterator[tuple[str, np.ndarray, int]]:
-        rank, world_size = _rank_and_world_size()
+        rank, world_size = rank_and_world_size()
         info = get_worker_info()
         worker, num_workers = (info.id, info.num_workers) if info else (0, 1)
         batches, batch_size = self._resume
@@ -240,16 +250,12 @@ class ChromatinDataModule(LabelledDataModule):
         # and so dropout, as it is.
         kwargs = {"batch_size": self.batch_size, "num_workers": self.num_workers,
                   "collate_fn": IndexedCollator(self.tokenizer, self.max_tokens),
-                  "generator": torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)}
+                  "generator": loader_generator(self.seed, epoch)}
         if isinstance(dataset, DeepSEASamples):  # shuffles its own slabs
             dataset.set_epoch(epoch)
             dataset.file.load()
             if split == "train":
-                return ResumableLoader(dataset, position=self._batches_done, epoch=epoch, **kwargs)
+                return ResumableLoader(dataset, position=lambda: batches_done(self.trainer), epoch=epoch,
+                                       **kwargs)
             return DataLoader(dataset, **kwargs)
         return DataLoader(dataset, shuffle=shuffle, **kwargs)
-
-    def _batches_done(self) -> int:
-        """Batches of the current epoch this rank has trained on (what a resumed loader skips)."""
-        trainer = self.trainer
-        return trainer.fit_loop.epoch_loop.batch_progress.current.processed if trainer is not None else 0

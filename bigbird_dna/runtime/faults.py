@@ -22,7 +22,7 @@ reaches the weights; ``last.ckpt`` stays the last good state.
 **Exact resume.** :class:`RNGState` stores the torch (CPU and CUDA), NumPy and Python RNG states
 in every checkpoint and restores them when training restarts, so dropout continues as in an
 uninterrupted run. The data position is the train loader's own state
-(:class:`bigbird_dna.data.mlm_data.ResumableLoader`).
+(:class:`bigbird_dna.data.mlm.ResumableLoader`).
 """
 
 from __future__ import annotations

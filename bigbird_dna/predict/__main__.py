@@ -23,14 +23,14 @@ import os
 import sys
 from pathlib import Path
 
-from bigbird_dna.errors import exit_on_input_error, InputError
-from bigbird_dna.export import load_export
-from bigbird_dna.scan import STRAND_CHOICES
+from bigbird_dna.errors import InputError, exit_on_input_error
+from bigbird_dna.model.export import load_export
+from bigbird_dna.predict.driver import STRAND_CHOICES
 
 # export task -> "module:function(export, args) -> list of written paths"; imported lazily.
 TASK_PREDICTORS = {
-    "promoter": "bigbird_dna.predict_promoter:predict",
-    "chromatin": "bigbird_dna.tasks.chromatin_predict:predict",
+    "promoter": "bigbird_dna.predict.promoter:predict",
+    "chromatin": "bigbird_dna.predict.chromatin:predict",
 }
 
 

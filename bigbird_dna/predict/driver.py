@@ -1,7 +1,7 @@
 """Scanning FASTA files with a sequence model: sliding windows, both strands, batched scoring.
 
 This is the task-independent half of ``python -m bigbird_dna.predict``; a task's predictor (e.g.
-:mod:`bigbird_dna.predict_promoter`) turns the scores into its own output files.
+:mod:`bigbird_dna.predict.promoter`) turns the scores into its own output files.
 
 **Windows.** Coordinates are 0-based and half-open, always on the forward strand. In a record of
 ``L`` bases, windows of ``window`` bases start at ``0, stride, 2*stride, ...`` while they fit. If
@@ -10,7 +10,7 @@ every base is scored with a full-length window. A record shorter than ``window``
 ``[0, L)``, as long as the record. The ``-`` strand of a window is the reverse complement of the
 same bases, and is yielded right after its ``+`` strand.
 
-**Streaming.** Records are read one at a time (:func:`~bigbird_dna.data.fasta_records.iter_fasta`),
+**Streaming.** Records are read one at a time (:func:`~bigbird_dna.genome.fasta_stream.iter_fasta`),
 windows are tokenized in a background thread while the model scores the previous batch, and scores
 come back in window order, so memory holds one record plus a few batches.
 """
@@ -30,11 +30,10 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import torch
 
-from bigbird_dna.data.fasta_records import iter_fasta
-from bigbird_dna.data.genome import ambiguous_fraction
 from bigbird_dna.data.labelled import encode_with_specials
-from bigbird_dna.data.windows import reverse_complement
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta_stream import iter_fasta
+from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.tokenizer import DNATokenizer
 
 STRAND_CHOICES = {"both": ("+", "-"), "+": ("+",), "-": ("-",)}

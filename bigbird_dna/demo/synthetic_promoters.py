@@ -13,7 +13,7 @@ promoter's orientation.
 
 Command line (used by ``workflows/promoter_demo.sh``)::
 
-    python -m bigbird_dna.data.synthetic_promoters --fasta genome.fa --num 600 --out-prefix planted
+    python -m bigbird_dna.demo.synthetic_promoters --fasta genome.fa --num 600 --out-prefix planted
     # -> planted.fa, planted.bed
 """
 
@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bigbird_dna.data.genome import Genome, prepare_genome
-from bigbird_dna.data.promoter_negatives import deepromoter_negative
-from bigbird_dna.data.windows import reverse_complement
+from bigbird_dna.data.promoter.negatives import deepromoter_negative
 from bigbird_dna.errors import InputError, exit_on_input_error
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.sequence import reverse_complement
 
 ELEMENT = "TTGACAATTAATCATCGGCTCGTATAATG"  # tac promoter core: -35 box, 16-bp spacer, -10 box
 ELEMENT_OFFSET = -35  # first base of the element relative to the TSS, in the promoter's orientation

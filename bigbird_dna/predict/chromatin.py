@@ -4,9 +4,9 @@ windows of FASTA files, or of windows centred on the intervals of a BED file.
 Input:
 
 - FASTA files (no ``--bed``): sliding windows of ``--window`` bp (default: the training window,
-  ``task.predict_window_bp``) every ``--stride`` bp, as :mod:`bigbird_dna.scan` cuts them;
+  ``task.predict_window_bp``) every ``--stride`` bp, as :mod:`bigbird_dna.predict.driver` cuts them;
 - ``--bed INTERVALS`` with one genome FASTA: one window of ``--window`` bp centred on each interval
-  (as in training, :func:`~bigbird_dna.data.chromatin_intervals.centred_window`), padded with N
+  (as in training, :func:`~bigbird_dna.data.chromatin.intervals.centred_window`), padded with N
   past a contig end. Each row reports the interval itself.
 
 Both strands are scored and averaged by default (strand ``.``; DeepSEA's convention), or reported
@@ -34,14 +34,26 @@ import h5py
 import numpy as np
 import torch
 
-from bigbird_dna.data.chromatin_intervals import centred_window, check_intervals, fetch_padded, read_bed
-from bigbird_dna.data.genome import Genome, ambiguous_fraction, prepare_genome
-from bigbird_dna.data.windows import reverse_complement
+from bigbird_dna.data.chromatin.intervals import (
+    centred_window,
+    check_intervals,
+    fetch_padded,
+    read_bed,
+)
 from bigbird_dna.errors import InputError
-from bigbird_dna.export import Export
-from bigbird_dna.scan import (STRAND_CHOICES, ScanProgress, ScanWindow, atomic_outputs, iter_windows, resolve_device,
-                              score_windows)
-from bigbird_dna.tasks.chromatin_metrics import read_label_names
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
+from bigbird_dna.model.export import Export
+from bigbird_dna.predict.driver import (
+    STRAND_CHOICES,
+    ScanProgress,
+    ScanWindow,
+    atomic_outputs,
+    iter_windows,
+    resolve_device,
+    score_windows,
+)
+from bigbird_dna.tasks.chromatin_report import read_label_names
 from bigbird_dna.tasks.classification import classifier_from_export
 
 ROW_FIELDS = ("record", "start", "end", "strand", "n_fraction")
