@@ -35,10 +35,11 @@ import hydra
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.utilities.model_helpers import is_overridden
 from omegaconf import DictConfig, OmegaConf
 
 from bigbird_dna.errors import EXIT_INPUT_ERROR, InputError
-from bigbird_dna.model.export import write_export
+from bigbird_dna.model.export import load_export, write_export
 from bigbird_dna.runtime.atomic import write_text_atomic
 from bigbird_dna.runtime.distributed import multirun_job, register_slurm_resolver
 from bigbird_dna.runtime.faults import (
@@ -49,8 +50,9 @@ from bigbird_dna.runtime.faults import (
     hpc_checkpoints,
 )
 from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
-from bigbird_dna.runtime.resolvers import register_resolvers, to_plain
-from bigbird_dna.tasks import build_task
+from bigbird_dna.runtime.resolvers import instantiate, register_resolvers, target_class, to_plain
+from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
+from bigbird_dna.tokenizer.provision import provision_tokenizer
 
 log = logging.getLogger("bigbird_dna.train")
 register_resolvers()
@@ -133,6 +135,49 @@ def _effective_batch_size(cfg: DictConfig, trainer: L.Trainer) -> dict[str, int]
             "accumulate_grad_batches": trainer.accumulate_grad_batches}
 
 
+def _task_settings(cfg: DictConfig) -> dict[str, Any]:
+    """The ``task`` group without its run settings (name, monitor, ...): the constructor's arguments."""
+    return {k: v for k, v in to_plain(cfg.task).items() if k not in RUN_SETTINGS and k != "_target_"}
+
+
+def build(cfg: DictConfig, run_dir: Path, is_main_process: bool) -> tuple[EncoderTask, L.LightningDataModule, Any]:
+    """The task module, its DataModule and the tokenizer, from the config's ``_target_``\ s.
+
+    Order: check that the data suits the task (before anything is built), build the data, settle
+    the tokenizer (:func:`~bigbird_dna.tokenizer.provision.provision_tokenizer`; a ``task.backbone``
+    export brings its own, and its encoder config), attach it to the data, build the task.
+    """
+    task_class, data_class = target_class(cfg.task), target_class(cfg.data)
+    if not issubclass(data_class, task_class.data_class):
+        wanted = task_class.data_class if isinstance(task_class.data_class, tuple) else (task_class.data_class,)
+        raise InputError(f"task={cfg.task.name} cannot train on {data_class.__name__} (data={cfg.data._target_}); "
+                         f"it needs {' or '.join(c.__name__ for c in wanted)}: pick a matching data= config.")
+    datamodule = instantiate(cfg.data, seed=cfg.seed, run_dir=str(run_dir), is_main_process=is_main_process)
+    backbone = cfg.task.get("backbone")
+    export = load_export(backbone) if backbone else None
+    if export is not None:
+        log.info("fine-tuning from %s: encoder config and tokenizer taken from the export "
+                 "(the model= group is not used).", backbone)
+    tokenizer = provision_tokenizer(to_plain(cfg.tokenizer), run_dir, is_main_process, datamodule.training_text,
+                                    given=export.tokenizer if export else None, given_by=str(backbone))
+    model = dict(export.model_config) if export else to_plain(cfg.model)
+    model.update(vocab_size=tokenizer.vocab_size, pad_id=tokenizer.pad_id)
+    datamodule.attach_tokenizer(tokenizer, model["max_positions"])
+    module = task_class(**_task_settings(cfg), model=model, optim=to_plain(cfg.optim),
+                        tokenizer_sha256=tokenizer.sha256, tokenizer_json=tokenizer.to_str(),
+                        **datamodule.task_inputs())
+    return module, datamodule, tokenizer
+
+
+def _test(trainer: L.Trainer, module: EncoderTask, datamodule, checkpoint: str) -> dict[str, float]:
+    """Test metrics of ``checkpoint`` on the test split; empty when the task or data has none."""
+    if not is_overridden("test_step", module) or not datamodule.has_test_data():
+        log.info("no test split to evaluate (task %s)", type(module).__name__)
+        return {}
+    metrics = trainer.test(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True, verbose=False)
+    return {k: float(v) for k, v in metrics[0].items()}
+
+
 def run(cfg: DictConfig) -> dict[str, Any]:
     """Train one task as configured; returns the summary (also written to ``summary.json``)."""
     started = time.monotonic()
@@ -151,7 +196,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     if main:
         write_text_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
 
-    task = build_task(cfg, run_dir, main)
+    module, datamodule, tokenizer = build(cfg, run_dir, main)
     loggers = _instantiate_all(cfg.logger)
     trainer = L.Trainer(**_trainer_kwargs(cfg), callbacks=callbacks, logger=loggers or False,
                         default_root_dir=str(run_dir))
@@ -163,19 +208,20 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             log.info("effective batch size: %(effective_batch_size)d windows per optimizer step = "
                      "%(batch_size_per_device)d per device x %(devices)d devices x %(num_nodes)d nodes x "
                      "%(accumulate_grad_batches)d accumulated batches", batch)
-    trainer.fit(task.module, datamodule=task.datamodule, ckpt_path=ckpt_path)
+    trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path)
 
     checkpoint = next(c for c in trainer.checkpoint_callbacks if isinstance(c, ModelCheckpoint))
     last = _save_final_state(trainer, checkpoint, run_dir)
     best = checkpoint.best_model_path or last
     # An explicit checkpoint: with none, Lightning on SLURM would validate the newest hpc_ckpt_*.
-    final = trainer.validate(task.module, datamodule=task.datamodule, ckpt_path=best, weights_only=True,
-                             verbose=False)[0]
+    final = trainer.validate(module, datamodule=datamodule, ckpt_path=best, weights_only=True, verbose=False)[0]
+    tested = _test(trainer, module, datamodule, best) if cfg.get("test", True) else {}
     summary = {
         "task": cfg.task.name,
         "global_step": trainer.global_step,
         **{k: float(v) for k, v in final.items()},
-        **task.reference_metrics,
+        **tested,
+        **datamodule.reference_metrics,
         **(batch or {}),
         "best_checkpoint": best,
         "last_checkpoint": last,
@@ -184,22 +230,26 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         "seconds": round(time.monotonic() - started, 1),
     }
     if trainer.is_global_zero:
-        export_dir = write_export(run_dir / "export", cfg.task.name, task.module.state_dict(),
-                                  task.module.config.to_dict(), task.tokenizer,
-                                  task_config=to_plain(cfg.task),
+        # The export is the best checkpoint's weights, read from its file, whatever the module holds.
+        weights = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
+        export_dir = write_export(run_dir / "export", cfg.task.name, weights, module.config.to_dict(), tokenizer,
+                                  task_config={**to_plain(cfg.task), **module.export_config()},
                                   metadata={"seed": cfg.seed, "global_step": trainer.global_step,
                                             "source_checkpoint": best})
         summary["export"] = str(export_dir)
         write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
-        print(task.format_summary(summary), flush=True)
+        print(module.format_summary(summary), flush=True)
     return summary
 
 
 @hydra.main(version_base="1.3", config_path="pkg://bigbird_dna.conf", config_name="train")
-def main(cfg: DictConfig) -> None:
+def main(cfg: DictConfig) -> float | None:
+    """The CLI; returns the task's monitored metric, which a Hydra sweeper can optimise."""
     try:
         with multirun_job(Path(cfg.paths.output_dir)):
-            run(cfg)
+            summary = run(cfg)
+        value = summary.get(cfg.task.monitor)
+        return float(value) if value is not None else None
     except InputError as err:
         print(f"error: {err}", file=sys.stderr, flush=True)
         sys.exit(EXIT_INPUT_ERROR)

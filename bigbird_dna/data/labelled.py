@@ -10,7 +10,7 @@ to its own longest row only, and the encoder falls back to dense attention for s
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import lightning as L
 import numpy as np
@@ -19,6 +19,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.tokenizer import DNATokenizer
+from bigbird_dna.tokenizer.provision import first_bases
 
 
 def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
@@ -117,6 +118,23 @@ class LabelledDataModule(L.LightningDataModule):
         self.seed = seed
         self.tokenizer: DNATokenizer | None = None
         self.max_tokens = 0
+        self.reference_metrics: dict[str, float] = {}  # baselines to report beside the task's metrics
+
+    def training_sequences(self) -> Iterable[str]:
+        """Training sequences to train a tokenizer on, in a fixed order; subclasses say which."""
+        raise NotImplementedError
+
+    def training_text(self, total_bp: int) -> Iterable[str]:
+        """The first ``total_bp`` bases of :meth:`training_sequences`."""
+        return first_bases(self.training_sequences(), total_bp)
+
+    def has_test_data(self) -> bool:
+        """Whether there is a test split to evaluate."""
+        return len(self.datasets.get("test") or ()) > 0
+
+    def task_inputs(self) -> dict:
+        """Constructor arguments of the task that come from the data (none here)."""
+        return {}
 
     def attach_tokenizer(self, tokenizer: DNATokenizer, max_tokens: int) -> None:
         """Tokenize with ``tokenizer`` into at most ``max_tokens`` tokens (model context)."""

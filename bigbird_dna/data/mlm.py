@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import lightning as L
 import torch
@@ -38,7 +38,6 @@ from bigbird_dna.genome.windows import GenomeWindows
 from bigbird_dna.tokenizer import (
     DNATokenizer,
     sample_training_chunks,
-    train_bpe_tokenizer,
 )
 
 log = logging.getLogger(__name__)
@@ -129,70 +128,89 @@ def _regions_as_tuples(regions: list[Region]) -> list[tuple[str, int, int]]:
 
 
 class GenomeMLMDataModule(L.LightningDataModule):
-    """MLM data from one genome FASTA.
+    """MLM data from one genome FASTA (``conf/data/genome.yaml``).
+
+    Set up in two steps: the constructor prepares the genome, resolves the splits and builds the
+    window samplers; :meth:`attach_tokenizer` (once the run's tokenizer is known, see
+    :mod:`bigbird_dna.tokenizer.provision`) writes the split manifest and counts tokens.
 
     Args:
-        data: the ``data`` config group (fasta, window_bp, splits, windows per epoch, loaders).
-        tokenizer: the ``tokenizer`` config group (path or training settings).
-        max_tokens: model context, including [CLS] and [SEP].
-        mask_prob: MLM selection rate.
-        seed: run seed.
-        run_dir: where the manifest and ``tokenizer.json`` go.
+        fasta: the genome (plain, gzip or bgzip FASTA).
+        window_bp: bases per window.
+        seed: run seed (windows, masks).
+        run_dir: where the split manifest goes.
         is_main_process: only the main process (rank 0) writes files.
+        mask_prob: MLM selection rate.
+        cache_dir: where plain-gzip FASTAs are decompressed once.
+        train_records, val_records, test_records, holdout_fraction: the splits
+            (:func:`~bigbird_dna.genome.splits.resolve_splits`).
+        max_n_fraction: windows with a larger share of N/IUPAC codes are skipped.
+        uppercase: upper-case soft-masked bases.
+        reverse_complement_prob: RC augmentation of train windows.
+        windows_per_epoch: train windows per epoch, across ranks and workers.
+        eval_windows: fixed val/test windows.
+        batch_size: windows per batch, per device.
+        num_workers: DataLoader workers.
     """
 
-    def __init__(self, data: dict, tokenizer: dict, max_tokens: int, mask_prob: float, seed: int,
-                 run_dir: str | Path, is_main_process: bool = True):
+    def __init__(self, fasta: str, window_bp: int, seed: int, run_dir: str | Path, is_main_process: bool = True,
+                 mask_prob: float = 0.15, cache_dir: str | None = None, train_records: list[str] | None = None,
+                 val_records: list[str] | None = None, test_records: list[str] | None = None,
+                 holdout_fraction: float = 0.05, max_n_fraction: float = 0.1, uppercase: bool = True,
+                 reverse_complement_prob: float = 0.5, windows_per_epoch: int = 4096, eval_windows: int = 64,
+                 batch_size: int = 8, num_workers: int = 1):
         super().__init__()
-        self.cfg = data
-        self.tokenizer_cfg = tokenizer
-        self.max_tokens = max_tokens
+        self.cfg = {"fasta": fasta, "window_bp": window_bp, "max_n_fraction": max_n_fraction, "uppercase": uppercase,
+                    "reverse_complement_prob": reverse_complement_prob, "windows_per_epoch": windows_per_epoch,
+                    "eval_windows": eval_windows, "batch_size": batch_size, "num_workers": num_workers}
         self.mask_prob = mask_prob
         self.seed = seed
         self.run_dir = Path(run_dir)
         self.is_main_process = is_main_process
+        self.tokenizer: DNATokenizer | None = None
+        self.max_tokens = 0
         if not is_main_process:
             # Rank 0 prepares the genome (index, decompressed copy) and the tokenizer first.
             wait_for_file(self.run_dir / "tokenizer.json")
 
-        self.fasta = prepare_genome(data["fasta"], data.get("cache_dir"))
+        self.fasta = prepare_genome(fasta, cache_dir)
         with Genome(self.fasta) as genome:
             lengths = genome.record_lengths
-        self.splits = resolve_splits(lengths, data.get("train_records"), list(data.get("val_records") or []),
-                                     list(data.get("test_records") or []), data["holdout_fraction"],
-                                     min_length=data["window_bp"])
-        self.tokenizer = self._load_or_train_tokenizer()
+        self.splits = resolve_splits(lengths, train_records, list(val_records or []), list(test_records or []),
+                                     holdout_fraction, min_length=window_bp)
         self.datasets = {name: self._windows(name) for name in ("train", "val", "test")}
-        self.val_unigram_entropy = unigram_entropy(token_counts(self.tokenizer, [w["seq"] for w in self.datasets["val"]]))
+        self.reference_metrics: dict[str, float] = {}
+
+    def training_text(self, total_bp: int) -> Iterator[str]:
+        """Random chunks of the train split, about ``total_bp`` bases, to train a tokenizer on."""
+        return sample_training_chunks(self.fasta, _regions_as_tuples(self.splits["train"]), total_bp=total_bp,
+                                      seed=self.seed, uppercase=self.cfg["uppercase"])
+
+    def attach_tokenizer(self, tokenizer: DNATokenizer, max_tokens: int) -> None:
+        """Tokenize with ``tokenizer`` into at most ``max_tokens`` tokens (model context, with
+        [CLS] and [SEP]); count the tokens the reference metrics and the output prior need."""
+        self.tokenizer, self.max_tokens = tokenizer, max_tokens
+        val_seqs = [w["seq"] for w in self.datasets["val"]]
         # A sample of train windows (fixed, seeded): token frequencies for the MLM output prior.
-        prior_sample = GenomeWindows(self.fasta, self.splits["train"], window_bp=data["window_bp"],
-                                     num_windows=min(256, data["windows_per_epoch"]), seed=seed + 3,
-                                     max_ambiguous_fraction=data["max_n_fraction"], uppercase=data["uppercase"],
-                                     fixed=True)
-        self.train_token_counts = token_counts(self.tokenizer, [w["seq"] for w in prior_sample])
-        self.val_bp_per_token = self.tokenizer.bp_per_token([w["seq"] for w in self.datasets["val"]])
-        if is_main_process:
-            write_split_manifest(self.run_dir / "split_manifest.json", self.splits, str(data["fasta"]), {
-                "window_bp": data["window_bp"], "seed": seed, "tokenizer_sha256": self.tokenizer.sha256,
+        prior_sample = GenomeWindows(self.fasta, self.splits["train"], window_bp=self.cfg["window_bp"],
+                                     num_windows=min(256, self.cfg["windows_per_epoch"]), seed=self.seed + 3,
+                                     max_ambiguous_fraction=self.cfg["max_n_fraction"],
+                                     uppercase=self.cfg["uppercase"], fixed=True)
+        self.train_token_counts = token_counts(tokenizer, [w["seq"] for w in prior_sample])
+        self.reference_metrics = {"val_unigram_entropy": unigram_entropy(token_counts(tokenizer, val_seqs)),
+                                  "val_bp_per_token_windows": tokenizer.bp_per_token(val_seqs)}
+        if self.is_main_process:
+            write_split_manifest(self.run_dir / "split_manifest.json", self.splits, str(self.cfg["fasta"]), {
+                "window_bp": self.cfg["window_bp"], "seed": self.seed, "tokenizer_sha256": tokenizer.sha256,
                 "indexed_copy": str(self.fasta)})
 
-    def _load_or_train_tokenizer(self) -> DNATokenizer:
-        given = self.tokenizer_cfg.get("path")
-        in_run_dir = self.run_dir / "tokenizer.json"
-        if given:
-            tokenizer = DNATokenizer.load(given)
-        elif in_run_dir.exists():  # a DDP rank re-entering the run, or a resumed run
-            tokenizer = DNATokenizer.load(in_run_dir)
-        else:
-            log.info("Training a BPE tokenizer on %s bp of the train split", self.tokenizer_cfg["sample_bp"])
-            chunks = sample_training_chunks(self.fasta, _regions_as_tuples(self.splits["train"]),
-                                            total_bp=self.tokenizer_cfg["sample_bp"], seed=self.seed,
-                                            uppercase=self.cfg["uppercase"])
-            tokenizer = train_bpe_tokenizer(chunks, vocab_size=self.tokenizer_cfg["vocab_size"],
-                                            max_token_length=self.tokenizer_cfg["max_token_length"])
-        if self.is_main_process and not in_run_dir.exists():
-            tokenizer.save(in_run_dir)
-        return tokenizer
+    def has_test_data(self) -> bool:
+        """Whether the test split holds any region."""
+        return bool(self.splits["test"])
+
+    def task_inputs(self) -> dict[str, Any]:
+        """Constructor arguments of the task that come from the data: the train token counts."""
+        return {"token_counts": self.train_token_counts}
 
     def _windows(self, split: str) -> GenomeWindows:
         train = split == "train"

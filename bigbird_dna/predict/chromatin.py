@@ -130,10 +130,13 @@ class ProfileWriter:
 
 
 def _label_names(export: Export, num_labels: int) -> list[str]:
-    """The training run's ``task.label_names`` file if it is still there, else ``label_<j>``."""
-    path = export.task_config.get("label_names")
-    if path and Path(path).is_file():
-        return read_label_names(path, num_labels)
+    """The label names saved in the export; exports from before they were saved kept the path of
+    the training run's ``task.label_names`` file (used if still there); else ``label_<j>``."""
+    names = export.task_config.get("label_names")
+    if isinstance(names, list) and len(names) == num_labels:
+        return [str(name) for name in names]
+    if isinstance(names, str) and Path(names).is_file():
+        return read_label_names(names, num_labels)
     return [f"label_{j}" for j in range(num_labels)]
 
 

@@ -15,10 +15,30 @@ import torch.nn.functional as F
 from torchmetrics import MeanMetric, SumMetric
 
 from bigbird_dna.data.masking import IGNORE_INDEX
+from bigbird_dna.data.mlm import GenomeMLMDataModule
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.heads import MLMHead
 from bigbird_dna.tasks.base import EncoderTask
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The closing lines of a pretraining run (``summary`` as in ``summary.json``)."""
+    beats = "below" if summary["val/loss"] < summary["val_unigram_entropy"] else "NOT below"
+    rows = [
+        ("steps", f"{summary['global_step']}"),
+        ("val loss (nats/token)", f"{summary['val/loss']:.4f}  ({beats} the unigram entropy "
+                                  f"{summary['val_unigram_entropy']:.4f} of the val tokens)"),
+        ("val accuracy", f"{summary['val/acc']:.4f}"),
+        ("bits per base", f"{summary['val/bits_per_base']:.4f}"),
+        ("bp per token", f"{summary['val/bp_per_token']:.3f}"),
+        ("best checkpoint", summary["best_checkpoint"]),
+        ("last checkpoint", summary["last_checkpoint"]),
+        ("export", summary["export"]),
+        ("time", f"{summary['seconds']:.0f} s"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(["", "MLM pretraining finished", *(f"  {k:<{width}}  {v}" for k, v in rows)])
 
 
 class MLMTask(EncoderTask):
@@ -29,14 +49,20 @@ class MLMTask(EncoderTask):
         optim: the ``optim`` config group as a plain dict (lr, weight_decay, betas, warmup_steps).
         tokenizer_sha256: fingerprint of the tokenizer the ids come from, kept with the weights.
         tokenizer_json: the tokenizer itself, embedded in every checkpoint (not a hyperparameter).
+        mask_prob: the MLM selection rate the data masks with (recorded here; the collator masks).
+        token_counts: ``[vocab_size]`` train token counts; when given, the output bias starts at
+            their log frequencies (:meth:`init_output_prior`). Not a hyperparameter.
     """
 
     task_name = "mlm"
+    format_summary = staticmethod(format_summary)
+    data_class = GenomeMLMDataModule
 
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], tokenizer_sha256: str = "",
-                 tokenizer_json: str | None = None):
+                 tokenizer_json: str | None = None, mask_prob: float = 0.15,
+                 token_counts: torch.Tensor | None = None):
         super().__init__()
-        self.save_hyperparameters(ignore=["tokenizer_json"])
+        self.save_hyperparameters(ignore=["tokenizer_json", "token_counts"])
         self.config = EncoderConfig.from_dict(dict(model))
         self.encoder = BigBirdEncoder(self.config)
         self.head = MLMHead(self.config, self.encoder.token_embedding)
@@ -45,6 +71,8 @@ class MLMTask(EncoderTask):
         self.val_acc = MeanMetric()
         self.val_bases = SumMetric()
         self.val_tokens = SumMetric()
+        if token_counts is not None:
+            self.init_output_prior(token_counts)
 
     @torch.no_grad()
     def init_output_prior(self, token_counts: torch.Tensor) -> None:
@@ -100,41 +128,3 @@ class MLMTask(EncoderTask):
         }, prog_bar=True, sync_dist=False)  # the metrics above are already synced across ranks
         for metric in (self.val_loss, self.val_acc, self.val_bases, self.val_tokens):
             metric.reset()
-
-
-def build(cfg, run_dir, is_main_process: bool):
-    """Genome windows + tokenizer + :class:`MLMTask` for ``task=mlm``."""
-    from bigbird_dna.data.mlm import GenomeMLMDataModule
-    from bigbird_dna.runtime.resolvers import to_plain
-    from bigbird_dna.tasks import BuiltTask
-
-    datamodule = GenomeMLMDataModule(to_plain(cfg.data), to_plain(cfg.tokenizer),
-                                     max_tokens=cfg.model.max_positions, mask_prob=cfg.task.mask_prob,
-                                     seed=cfg.seed, run_dir=run_dir, is_main_process=is_main_process)
-    tokenizer = datamodule.tokenizer
-    model = {**to_plain(cfg.model), "vocab_size": tokenizer.vocab_size, "pad_id": tokenizer.pad_id}
-    module = MLMTask(model, to_plain(cfg.optim), tokenizer_sha256=tokenizer.sha256,
-                     tokenizer_json=tokenizer.to_str())
-    module.init_output_prior(datamodule.train_token_counts)
-    return BuiltTask(module, datamodule, tokenizer, format_summary,
-                     {"val_unigram_entropy": datamodule.val_unigram_entropy,
-                      "val_bp_per_token_windows": datamodule.val_bp_per_token})
-
-
-def format_summary(summary: dict[str, Any]) -> str:
-    """The closing lines of a pretraining run."""
-    beats = "below" if summary["val/loss"] < summary["val_unigram_entropy"] else "NOT below"
-    rows = [
-        ("steps", f"{summary['global_step']}"),
-        ("val loss (nats/token)", f"{summary['val/loss']:.4f}  ({beats} the unigram entropy "
-                                  f"{summary['val_unigram_entropy']:.4f} of the val tokens)"),
-        ("val accuracy", f"{summary['val/acc']:.4f}"),
-        ("bits per base", f"{summary['val/bits_per_base']:.4f}"),
-        ("bp per token", f"{summary['val/bp_per_token']:.3f}"),
-        ("best checkpoint", summary["best_checkpoint"]),
-        ("last checkpoint", summary["last_checkpoint"]),
-        ("export", summary["export"]),
-        ("time", f"{summary['seconds']:.0f} s"),
-    ]
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(["", "MLM pretraining finished", *(f"  {k:<{width}}  {v}" for k, v in rows)])

@@ -64,13 +64,13 @@ def test_the_run_writes_per_label_results_a_plot_and_an_export(trained):
 def test_trainer_test_averages_the_interleaved_strands_of_test_mat(trained, planted_bundle):
     import lightning as L
 
-    from bigbird_dna.tasks import build_task
+    from bigbird_dna.train import build
 
     _, run_dir = trained
-    task = build_task(compose([*PLANTED, *TINY, f"data.dir={planted_bundle}"], run_dir), run_dir, True)
-    task.module.load_state_dict(load_export(run_dir / "export").state_dict)
+    module, datamodule, _ = build(compose([*PLANTED, *TINY, f"data.dir={planted_bundle}"], run_dir), run_dir, True)
+    module.load_state_dict(load_export(run_dir / "export").state_dict)
     trainer = L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False)
-    [metrics] = trainer.test(task.module, datamodule=task.datamodule, verbose=False)
+    [metrics] = trainer.test(module, datamodule=datamodule, verbose=False)
     assert metrics["test/auroc_median"] >= 0.8 and metrics["test/labels_no_positives"] >= len(NO_POSITIVE_LABELS)
     rows = (run_dir / "chromatin_test_labels.tsv").read_text().splitlines()
     assert sum(int(row.split("\t")[3]) + int(row.split("\t")[4]) for row in rows[1:2]) == 32  # one row per window

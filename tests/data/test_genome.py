@@ -7,8 +7,8 @@ import gzip
 import pytest
 from Bio import bgzf
 
-from bigbird_dna.genome import fasta as genome_module
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome import fasta as genome_module
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.sequence import ambiguous_fraction
 

@@ -74,7 +74,7 @@ def test_epdnew_items_are_strand_aware_with_derived_negatives(tmp_path):
             "holdout_fraction": 0.2, "max_n_fraction": 0.1, "batch_size": 4, "num_workers": 0,
             "negatives": {"deepromoter": 1, "mode": "substitute", "num_chunks": 20, "num_kept": 8,
                           "random_genomic": 0.0, "min_tss_distance_bp": 1000}}
-    module = EpdnewPromoterData(data, seed=0, run_dir=tmp_path / "run")
+    module = EpdnewPromoterData(seed=0, run_dir=tmp_path / "run", **data)
     train = module.datasets["train"]
     positives = [i for i, s in enumerate(train.samples) if s.label == 1.0]
     strands = set()

@@ -5,11 +5,11 @@ Every item is ``(seq, labels [num_labels] float32, index)``; batches carry ``ind
 predictions back in file order (across DataLoader workers and DDP ranks) and average the forward and
 reverse-complement rows listed in :attr:`ChromatinDataModule.rc_pairs`.
 
-- ``data.source=deepsea`` (``conf/data/deepsea.yaml``): :class:`DeepSEASamples` streams a
+- :class:`DeepSEAData` (``conf/data/deepsea.yaml``): :class:`DeepSEASamples` streams a
   :class:`~bigbird_dna.data.chromatin.deepsea.DeepSEAFile` in slabs of ``chunk_size`` samples. Training
   shuffles the slab order every epoch and the rows inside each slab (a block shuffle: random rows
   of a 17 GB HDF5 file would cost one strided read each).
-- ``data.source=intervals`` (``conf/data/chromatin_intervals.yaml``): windows of ``context_bp``
+- :class:`IntervalData` (``conf/data/chromatin_intervals.yaml``): windows of ``context_bp``
   around labelled bins, split by chromosome (:mod:`bigbird_dna.data.chromatin.intervals`).
 """
 
@@ -44,8 +44,6 @@ from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.runtime.atomic import write_text_atomic
 from bigbird_dna.runtime.distributed import rank_and_world_size
 
-SOURCES = ("deepsea", "intervals")
-
 
 class DeepSEASamples(IterableDataset):
     """The samples of one DeepSEA file as ``(seq, labels, index)``, read ``chunk_size`` at a time.
@@ -57,7 +55,7 @@ class DeepSEASamples(IterableDataset):
     Slabs are dealt to DataLoader workers round-robin.
 
     **Resuming mid-epoch** (:meth:`resume_at`, driven by
-    :class:`~bigbird_dna.data.mlm.ResumableLoader`): a slab's row order and augmentation come
+    :class:`~bigbird_dna.data.loaders.ResumableLoader`): a slab's row order and augmentation come
     from its own stream ``(seed, epoch, slab start)``, so the batches a rank already consumed are
     skipped without reading them, and a resumed run sees the samples an uninterrupted one would.
     As for the MLM windows, workers are rotated to continue the round-robin where it stopped.
@@ -146,19 +144,16 @@ class IndexedCollator:
         return batch
 
 
-def _write_json(path: Path, content: dict[str, Any]) -> None:
-    write_text_atomic(path, json.dumps(content, indent=2))
-
-
 class ChromatinDataModule(LabelledDataModule):
-    """Train/val(/test) chromatin-profile samples, tokenized by the attached tokenizer.
+    """Train/val(/test) chromatin-profile samples, tokenized by the attached tokenizer. Use a
+    subclass: :class:`DeepSEAData` or :class:`IntervalData`.
 
     Args:
-        data: the ``data`` config group (``source`` picks ``deepsea`` or ``intervals``).
         num_labels: labels per sample the task expects; files that disagree are refused.
         seed: run seed (shuffling, augmentation).
         run_dir: where ``split_manifest.json`` goes.
         is_main_process: only the main process writes files.
+        **data: the settings of the ``data`` config group.
 
     Attributes:
         rc_pairs: ``{"val": [P, 2], "test": [P, 2]}`` row indices (forward, reverse complement)
@@ -166,20 +161,28 @@ class ChromatinDataModule(LabelledDataModule):
         label_names: names of the labels when the data has them, else ``None``.
     """
 
-    def __init__(self, data: dict[str, Any], num_labels: int, seed: int, run_dir: str | Path,
-                 is_main_process: bool = True):
-        if data.get("source") not in SOURCES:
-            raise InputError(f"task=chromatin needs chromatin data: data=deepsea or data=chromatin_intervals "
-                             f"(data.source is {data.get('source')!r}, expected one of {SOURCES}).")
+    source = ""
+
+    def __init__(self, num_labels: int, seed: int, run_dir: str | Path, is_main_process: bool = True,
+                 **data: Any):
         self.cfg, self.num_labels = data, num_labels
         self.label_names: list[str] | None = None
         self.rc_pairs: dict[str, np.ndarray] = {}
-        datasets, manifest = (self._deepsea(seed) if data["source"] == "deepsea" else self._intervals())
+        datasets, manifest = self._datasets(seed)
         super().__init__(datasets, data["batch_size"], data["num_workers"], seed)
         if is_main_process:
-            _write_json(Path(run_dir) / "split_manifest.json", {"source": data["source"], **manifest})
+            write_text_atomic(Path(run_dir) / "split_manifest.json",
+                              json.dumps({"source": self.source, **manifest}, indent=2))
 
-    def _deepsea(self, seed: int) -> tuple[dict, dict]:
+    def _datasets(self, seed: int) -> tuple[dict, dict]:
+        """``({split: dataset}, manifest)``; sets ``rc_pairs`` and ``label_names``."""
+        raise NotImplementedError
+
+    def task_inputs(self) -> dict[str, Any]:
+        """Constructor arguments of the task that come from the data."""
+        return {"rc_pairs": self.rc_pairs, "data_label_names": self.label_names}
+
+    def _datasets_deepsea(self, seed: int) -> tuple[dict, dict]:
         cfg = self.cfg
         files = {split: DeepSEAFile(cfg[split], self.num_labels, cfg.get("x_key"), cfg.get("y_key"))
                  for split in ("train", "val", "test") if cfg.get(split)}
@@ -205,7 +208,7 @@ class ChromatinDataModule(LabelledDataModule):
             return detect_rc_layout(file, probes=self.cfg.get("rc_probes", 8))
         return None if wanted in (None, "none") else wanted
 
-    def _intervals(self) -> tuple[dict, dict]:
+    def _datasets_intervals(self, seed: int) -> tuple[dict, dict]:
         cfg = self.cfg
         fasta = prepare_genome(cfg["fasta"], cfg.get("cache_dir"))
         with Genome(fasta) as genome:
@@ -228,7 +231,7 @@ class ChromatinDataModule(LabelledDataModule):
                        for split, bins in splits.items()}}
         return datasets, manifest
 
-    def training_text(self) -> Iterator[str]:
+    def training_sequences(self) -> Iterator[str]:
         """Training sequences spread over the train split, for training a tokenizer."""
         train = self.datasets["train"]
         if isinstance(train, DeepSEASamples):
@@ -259,3 +262,17 @@ class ChromatinDataModule(LabelledDataModule):
                                        **kwargs)
             return DataLoader(dataset, **kwargs)
         return DataLoader(dataset, shuffle=shuffle, **kwargs)
+
+
+class DeepSEAData(ChromatinDataModule):
+    """The DeepSEA bundle's ``.mat`` files (``conf/data/deepsea.yaml``)."""
+
+    source = "deepsea"
+    _datasets = ChromatinDataModule._datasets_deepsea
+
+
+class IntervalData(ChromatinDataModule):
+    """Labelled bins plus a genome FASTA, windows centred on each bin (``conf/data/chromatin_intervals.yaml``)."""
+
+    source = "intervals"
+    _datasets = ChromatinDataModule._datasets_intervals

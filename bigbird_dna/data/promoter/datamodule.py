@@ -22,7 +22,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 from torch.utils.data import Dataset, Subset
@@ -99,13 +99,13 @@ class EpdnewPromoterData(LabelledDataModule):
     """Promoter windows around EPDnew TSSs of one genome, with generated negatives.
 
     Args:
-        data: the ``data`` config group (``conf/data/promoter_epdnew.yaml``).
         seed: run seed (negatives, random windows, batch order).
         run_dir: where ``split_manifest.json`` goes.
         is_main_process: only the main process writes files.
+        **data: the settings of ``conf/data/promoter_epdnew.yaml``.
     """
 
-    def __init__(self, data: dict, seed: int, run_dir: str | Path, is_main_process: bool = True):
+    def __init__(self, seed: int, run_dir: str | Path, is_main_process: bool = True, **data: Any):
         unset = [key for key in ("fasta", "bed") if not data.get(key)]
         if unset:
             raise InputError(f"data.{' and data.'.join(unset)} not set: data=promoter_epdnew needs data.fasta=GENOME.fa "
@@ -143,7 +143,7 @@ class EpdnewPromoterData(LabelledDataModule):
                 "bed": str(data["bed"]), "upstream_bp": data["upstream_bp"], "downstream_bp": data["downstream_bp"],
                 "seed": seed, "samples": self.counts, "negatives": negatives})
 
-    def training_text(self) -> Iterable[str]:
+    def training_sequences(self) -> Iterable[str]:
         """Random genome chunks of the train split, for training a tokenizer from scratch."""
         regions = [(r.record, r.start, r.end) for r in self.splits["train"]]
         return sample_training_chunks(self.fasta, regions, total_bp=10 ** 12, seed=self.seed,
@@ -154,13 +154,13 @@ class LabelledPromoterData(LabelledDataModule):
     """Promoter / non-promoter sequences from TSV/CSV tables or one FASTA per class.
 
     Args:
-        data: the ``data`` config group (``conf/data/promoter_labelled.yaml``).
         seed: run seed (val hold-out, batch order).
         run_dir: where ``split_manifest.json`` goes.
         is_main_process: only the main process writes files.
+        **data: the settings of ``conf/data/promoter_labelled.yaml``.
     """
 
-    def __init__(self, data: dict, seed: int, run_dir: str | Path, is_main_process: bool = True):
+    def __init__(self, seed: int, run_dir: str | Path, is_main_process: bool = True, **data: Any):
         if not data.get("train"):
             raise InputError("data.train is not set: give a TSV/CSV path, or {1: positives.fa, 0: negatives.fa}.")
         columns = (data["sequence_column"], data["label_column"])
@@ -184,6 +184,6 @@ class LabelledPromoterData(LabelledDataModule):
                 "test": str(data.get("test")), "val_fraction": None if data.get("val") else data["val_fraction"],
                 "seed": seed, "samples": self.counts}, indent=2, default=str))
 
-    def training_text(self) -> Iterable[str]:
+    def training_sequences(self) -> Iterable[str]:
         """The training sequences, for training a tokenizer from scratch."""
         return (self.datasets["train"][i][0] for i in range(len(self.datasets["train"])))

@@ -1,0 +1,100 @@
+"""``python -m bigbird_dna.predict``: score FASTA files with an exported model.
+
+Examples::
+
+    # promoter probability of 8 kbp windows, both strands averaged, on a gzip genome
+    python -m bigbird_dna.predict --model outputs/promoter/runs/X/export genome.fa.gz --out-prefix genome_promoters
+    # overlapping windows, strands reported separately, promoters above 0.9 in the BED
+    python -m bigbird_dna.predict --model EXPORT a.fa b.fa.gz --window 1000 --stride 250 \\
+        --combine per-strand --threshold 0.9 --out-prefix scan
+
+The export's task picks the predictor: the ``predict`` function of ``bigbird_dna.predict.<task>``
+(a new task adds its module there, nothing else). Each writes its own files under
+``--out-prefix`` (promoter: ``PREFIX.tsv`` and ``PREFIX.bed``). Coordinates are 0-based, half-open.
+Outputs are written under temporary names and renamed at the end, so a failed run (an unreadable
+FASTA, an empty record, a model of the wrong task...) leaves no partial file; user errors print one
+``error: ...`` line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+
+from bigbird_dna.errors import InputError, exit_on_input_error
+from bigbird_dna.model.export import load_export
+from bigbird_dna.predict.driver import STRAND_CHOICES
+
+# Modules of this package that are not a task's predictor.
+NOT_PREDICTORS = {"cli", "driver"}
+
+
+def predicting_tasks() -> list[str]:
+    """Tasks with a predictor: the modules of ``bigbird_dna/predict/`` that define ``predict``."""
+    folder = Path(__file__).parent
+    return sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_") and p.stem not in NOT_PREDICTORS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bigbird_dna.predict", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("fasta", nargs="+", help="FASTA files to scan (plain or gzip), one or more")
+    parser.add_argument("--model", required=True, help="export folder of a trained model (<run dir>/export)")
+    parser.add_argument("--out-prefix", required=True, help="output path prefix, e.g. results/scan")
+    parser.add_argument("--window", type=int, default=None,
+                        help="window in bp (default: the model's task.predict_window_bp)")
+    parser.add_argument("--stride", type=int, default=None, help="step between window starts in bp (default: --window)")
+    parser.add_argument("--strands", choices=sorted(STRAND_CHOICES), default="both",
+                        help="strands to score (default both)")
+    parser.add_argument("--combine", choices=("mean", "per-strand"), default="mean",
+                        help="with both strands: average them (strand '.') or one row per strand (default mean)")
+    parser.add_argument("--threshold", type=float, default=0.5, help="BED keeps windows scoring >= this (default 0.5)")
+    parser.add_argument("--bed", default=None,
+                        help="chromatin: score a window centred on each interval of this BED; the FASTA is the genome")
+    parser.add_argument("--format", choices=("tsv", "hdf5"), default="tsv",
+                        help="chromatin: profiles as PREFIX.tsv or PREFIX.h5 (default tsv)")
+    parser.add_argument("--batch-size", type=int, default=16, help="windows per forward pass (default 16)")
+    parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:N (default auto)")
+    parser.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
+                        help="auto = bf16 autocast on GPU, fp32 on CPU")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
+    return parser
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse bad settings and unreadable inputs before any model is loaded."""
+    for name in ("window", "stride", "batch_size"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
+    if not 0.0 <= args.threshold <= 1.0:
+        raise InputError(f"--threshold must lie in [0, 1], got {args.threshold}.")
+    for path in args.fasta:
+        if not Path(path).is_file():
+            raise InputError(f"FASTA not found: {path}.")
+        if not os.access(path, os.R_OK):
+            raise InputError(f"FASTA not readable: {path}; check its permissions.")
+
+
+def predictor_for(task: str):
+    """``bigbird_dna.predict.<task>.predict(export, args) -> written paths``."""
+    if task not in predicting_tasks():
+        raise InputError(f"the model is a '{task}' model, which predict cannot use; it needs one of "
+                         f"{predicting_tasks()} (fine-tune one with python -m bigbird_dna.train task=NAME).")
+    return importlib.import_module(f"bigbird_dna.predict.{task}").predict
+
+
+@exit_on_input_error
+def main(argv: list[str] | None = None) -> list[Path]:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
+    args = build_parser().parse_args(argv)
+    check_args(args)
+    export = load_export(args.model)
+    written = predictor_for(export.task)(export, args)
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr)
+    return written
