@@ -49,7 +49,7 @@ import torch
 import triton
 
 from bigbird_dna.attention.layout import BlockLayout
-from bigbird_dna.attention.reference import check_attention_inputs
+from bigbird_dna.attention.conventions import check_attention_inputs
 from bigbird_dna.attention.triton_backward import (
     _bwd_delta_kernel,
     _bwd_dkdv_kernel,
