@@ -21,7 +21,8 @@ import torch  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from bigbird_dna.attention.layout import PRESETS, SparsePattern, num_blocks_for, preset  # noqa: E402
+from bigbird_dna.attention.layout import num_blocks_for  # noqa: E402
+from bigbird_dna.attention.patterns import PRESETS, SparsePattern, preset  # noqa: E402
 from bigbird_dna.errors import InputError, exit_on_input_error  # noqa: E402
 
 PARTS = ("global", "window", "random", "dense")
