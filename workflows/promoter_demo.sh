@@ -24,8 +24,8 @@ mkdir -p "$OUT"
 export TOKENIZERS_PARALLELISM=false
 SECONDS=0
 
-echo "== 1/5 planting promoters into data/h_pylori_F32.fa"
-python -m bigbird_dna.demo.synthetic_promoters --fasta data/h_pylori_F32.fa --num 600 --out-prefix "$OUT/planted"
+echo "== 1/5 planting promoters into sample_data/h_pylori_F32.fa"
+python -m bigbird_dna.demo.synthetic_promoters --fasta sample_data/h_pylori_F32.fa --num 600 --out-prefix "$OUT/planted"
 
 echo "== 2/5 MLM pretraining ($PRETRAIN_STEPS steps)"
 python -m bigbird_dna.train data.fasta="$OUT/planted.fa" trainer.max_steps="$PRETRAIN_STEPS" \

@@ -1,6 +1,6 @@
 """DeePromoter-style negatives: a positive cut into chunks, some kept, the rest changed.
 
-DeePromoter (Oubounyt et al. 2019), as used by the BigBird paper (spec §3): cut each positive into
+DeePromoter (Oubounyt et al. 2019), as used by the BigBird paper's promoter task: cut each positive into
 ``num_chunks=20`` equal chunks, keep ``num_kept=8`` unchanged, and "substitute randomly" the other
 12. Implementations read "substitute" two ways, and both are offered:
 
@@ -10,7 +10,7 @@ DeePromoter (Oubounyt et al. 2019), as used by the BigBird paper (spec §3): cut
 
 Chunk boundaries are ``floor(i * len / num_chunks)``, so chunks differ in length by at most one base
 and the negative always has the positive's length. Randomness comes from the ``numpy.random.Generator``
-passed in, never from global NumPy state (spec §6.3).
+passed in, never from global NumPy state, so negatives do not depend on what else drew numbers.
 """
 
 from __future__ import annotations
