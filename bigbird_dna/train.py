@@ -47,6 +47,7 @@ from bigbird_dna.runtime.faults import (
     EXIT_PREEMPTED,
     NonFiniteLossError,
     Preempted,
+    arm_signal_handlers,
     hpc_checkpoints,
 )
 from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
@@ -185,9 +186,10 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     main = _is_main_process()
     if main:
         ensure_writable_dir(run_dir)
-    # Callbacks first: the preemption callback arms its signal handler when created, so a signal
-    # that arrives while the task is being built is not lost (nor, by default, fatal).
     callbacks = _instantiate_all(cfg.callbacks)
+    # Before anything slow: a preemption signal that arrives while the data or the task is being
+    # built is then kept for the first step boundary (and is not, by default, fatal).
+    arm_signal_handlers(callbacks)
     L.seed_everything(cfg.seed, workers=True)
     ckpt_path = _resolve_ckpt(cfg.ckpt_path, run_dir)
     if ckpt_path and main:

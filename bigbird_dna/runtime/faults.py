@@ -3,9 +3,9 @@
 **Preemption (one mechanism: SIGUSR1, checkpoint, ``scontrol requeue``).** SLURM warns a job
 before its time limit with ``#SBATCH --signal=USR1@<seconds>`` (to the job steps, i.e. the
 ``srun`` tasks), at preemption with ``PreemptParameters=send_user_signal``, or on demand with
-``scancel --signal=USR1 <job>``. :class:`PreemptionCheckpoint` installs a SIGUSR1 handler as soon
-as it is created (``train`` creates callbacks before building the task), and the handler only sets
-a flag. At the end of the next training batch, after the optimizer step, all ranks agree on the
+``scancel --signal=USR1 <job>``. ``train`` arms the signal handlers of its callbacks
+(:func:`arm_signal_handlers`) as its first step, before building anything, so a signal that
+arrives while the data or the task is being built is not lost; the handler only sets a flag. At the end of the next training batch, after the optimizer step, all ranks agree on the
 flag, save ``<run dir>/hpc_ckpt_<n>.ckpt`` (Lightning's name and place for it), rank 0 runs
 ``scontrol requeue $SLURM_JOB_ID``, and the run stops with :class:`Preempted` (exit status 75).
 SLURM then starts the same command again; ``train`` finds the newest ``hpc_ckpt_*`` in the run
@@ -22,7 +22,7 @@ reaches the weights; ``last.ckpt`` stays the last good state.
 **Exact resume.** :class:`RNGState` stores the torch (CPU and CUDA), NumPy and Python RNG states
 in every checkpoint and restores them when training restarts, so dropout continues as in an
 uninterrupted run. The data position is the train loader's own state
-(:class:`bigbird_dna.data.mlm.ResumableLoader`).
+(:class:`bigbird_dna.data.loaders.ResumableLoader`).
 """
 
 from __future__ import annotations
@@ -111,11 +111,13 @@ class PreemptionCheckpoint(Callback):
     """
 
     def __init__(self, signal: str = "SIGUSR1", requeue: bool = True):
-        global _pending_signal
         self.signal = signal
         self.requeue = requeue
-        _pending_signal = None  # a new run: forget a signal an earlier run in this process got
-        install_preemption_handler(signal)
+
+    def arm(self) -> None:
+        """Install the signal handler, forgetting a signal an earlier run in this process got."""
+        _clear_pending()
+        install_preemption_handler(self.signal)
 
     def on_train_batch_end(self, trainer: L.Trainer, pl_module, outputs, batch, batch_idx) -> None:
         pending = _pending_signal is not None
@@ -155,6 +157,13 @@ class PreemptionCheckpoint(Callback):
             return False, f"`scontrol requeue {job}` failed: {(result.stderr or result.stdout).strip()}"
         log.info("Requeued SLURM job %s", job)
         return True, ""
+
+
+def arm_signal_handlers(callbacks: list[Callback]) -> None:
+    """Install the handlers of the run's :class:`PreemptionCheckpoint` callbacks, now."""
+    for callback in callbacks:
+        if isinstance(callback, PreemptionCheckpoint):
+            callback.arm()
 
 
 def _clear_pending() -> None:
