@@ -35,12 +35,14 @@ import hydra
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.utilities.exceptions import SIGTERMException
 from lightning.pytorch.utilities.model_helpers import is_overridden
 from omegaconf import DictConfig, OmegaConf
 
 from bigbird_dna.errors import EXIT_INPUT_ERROR, InputError
 from bigbird_dna.model.export import load_export, write_export
 from bigbird_dna.runtime.atomic import write_text_atomic
+from bigbird_dna.runtime.checkpoint_io import AtomicCheckpointIO, disk_full_cause, disk_full_error
 from bigbird_dna.runtime.distributed import multirun_job, register_slurm_resolver
 from bigbird_dna.runtime.faults import (
     EXIT_NONFINITE,
@@ -48,16 +50,24 @@ from bigbird_dna.runtime.faults import (
     NonFiniteLossError,
     Preempted,
     arm_signal_handlers,
-    hpc_checkpoints,
 )
 from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
 from bigbird_dna.runtime.resolvers import instantiate, register_resolvers, target_class, to_plain
+from bigbird_dna.runtime.run_record import (
+    command_overrides,
+    config_record,
+    reconcile_resume,
+    refuse_existing_run,
+    resolve_checkpoint,
+    restore_tokenizer,
+)
 from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
 from bigbird_dna.tokenizer.provision import provision_tokenizer
 
 log = logging.getLogger("bigbird_dna.train")
 register_resolvers()
 register_slurm_resolver()
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
 
 
 # Each DataLoader worker tokenizes its own batches; a Rust thread pool per worker only oversubscribes
@@ -69,35 +79,6 @@ def _is_main_process() -> bool:
     """Rank 0 of a (possibly not yet started) distributed run: only it writes shared files."""
     return int(os.environ.get("RANK", os.environ.get("SLURM_PROCID", 0))) == 0 and \
         int(os.environ.get("LOCAL_RANK", 0)) == 0
-
-
-def _resolve_ckpt(ckpt_path: str | None, run_dir: Path) -> str | None:
-    preempted = hpc_checkpoints(run_dir)
-    last = run_dir / "checkpoints" / "last.ckpt"
-    if not ckpt_path and not preempted:
-        return None
-    if not ckpt_path or ckpt_path == "last":
-        candidates = [p for p in (last, *preempted[-1:]) if p.is_file()]
-        if not candidates:
-            raise InputError(f"checkpoint not found: {last}. Pass ckpt_path=PATH/last.ckpt, or ckpt_path=last "
-                             "together with hydra.run.dir=<the run directory>.")
-        # The newest state wins; on a tie the preemption checkpoint (Lightning's rule for hpc_ckpt).
-        return str(max(candidates, key=lambda p: (p.stat().st_mtime, p in preempted)))
-    path = Path(ckpt_path)
-    if not path.is_file():
-        raise InputError(f"checkpoint not found: {path}. Pass ckpt_path=PATH/last.ckpt, or ckpt_path=last "
-                         "together with hydra.run.dir=<the run directory>.")
-    return str(path)
-
-
-def _restore_tokenizer(ckpt_path: str, run_dir: Path) -> None:
-    """A resumed run keeps the tokenizer its checkpoint was trained with."""
-    target = run_dir / "tokenizer.json"
-    if target.exists():
-        return
-    tokenizer_json = torch.load(ckpt_path, map_location="cpu", weights_only=True).get("tokenizer_json")
-    if tokenizer_json:
-        write_text_atomic(target, tokenizer_json)
 
 
 def _trainer_kwargs(cfg: DictConfig) -> dict[str, Any]:
@@ -191,17 +172,21 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     # built is then kept for the first step boundary (and is not, by default, fatal).
     arm_signal_handlers(callbacks)
     L.seed_everything(cfg.seed, workers=True)
-    ckpt_path = _resolve_ckpt(cfg.ckpt_path, run_dir)
+    ckpt_path = resolve_checkpoint(cfg.ckpt_path, run_dir)
+    if ckpt_path:
+        cfg = reconcile_resume(cfg, ckpt_path, command_overrides(), cfg.resume.allow_changes)
+    elif main:
+        refuse_existing_run(run_dir)
     if ckpt_path and main:
         log.info("Resuming from %s", ckpt_path)
-        _restore_tokenizer(ckpt_path, run_dir)
+        restore_tokenizer(ckpt_path, run_dir)
     if main:
-        write_text_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+        write_text_atomic(config_record(run_dir), OmegaConf.to_yaml(cfg, resolve=True))
 
     module, datamodule, tokenizer = build(cfg, run_dir, main)
     loggers = _instantiate_all(cfg.logger)
     trainer = L.Trainer(**_trainer_kwargs(cfg), callbacks=callbacks, logger=loggers or False,
-                        default_root_dir=str(run_dir))
+                        default_root_dir=str(run_dir), plugins=[AtomicCheckpointIO()])
     batch = _effective_batch_size(cfg, trainer)
     if batch:
         for logger in trainer.loggers:
@@ -247,6 +232,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
 @hydra.main(version_base="1.3", config_path="pkg://bigbird_dna.conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
     """The CLI; returns the task's monitored metric, which a Hydra sweeper can optimise."""
+    logging.raiseExceptions = False  # a log file on a full disk must not print tracebacks
     try:
         with multirun_job(Path(cfg.paths.output_dir)):
             summary = run(cfg)
@@ -254,6 +240,12 @@ def main(cfg: DictConfig) -> float | None:
         return float(value) if value is not None else None
     except InputError as err:
         print(f"error: {err}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_INPUT_ERROR)
+    except OSError as err:
+        if disk_full_cause(err) is None:
+            raise
+        print(f"error: {disk_full_error(getattr(err, 'filename', '') or cfg.paths.output_dir, err, 'into')}",
+              file=sys.stderr, flush=True)
         sys.exit(EXIT_INPUT_ERROR)
     except NonFiniteLossError as err:  # every rank stops at the same step; rank 0 says why
         if _is_main_process():
@@ -263,7 +255,16 @@ def main(cfg: DictConfig) -> float | None:
         if _is_main_process():
             print(str(stop), file=sys.stderr, flush=True)
         sys.exit(EXIT_PREEMPTED)
-
+    except SIGTERMException:  # Lightning stops an evaluation on SIGTERM, before any step boundary
+        if _is_main_process():
+            print(f"stopped by SIGTERM outside a training step; no new checkpoint. Resume with: python -m "
+                  f"bigbird_dna.train ckpt_path=last hydra.run.dir={cfg.paths.output_dir}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_PREEMPTED)
+    except KeyboardInterrupt:
+        if _is_main_process():
+            print(f"interrupted. Resume with: python -m bigbird_dna.train ckpt_path=last "
+                  f"hydra.run.dir={cfg.paths.output_dir}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_INTERRUPTED)
 
 if __name__ == "__main__":
     main()

@@ -33,7 +33,7 @@ import random
 import re
 import signal
 import subprocess
-import threading
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,15 +42,14 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback
 
+from bigbird_dna.runtime import signals
+
 log = logging.getLogger(__name__)
 
 EXIT_NONFINITE = 3
 EXIT_PREEMPTED = 75  # EX_TEMPFAIL: stopped on purpose, to be continued
 
 HPC_CHECKPOINT = re.compile(r"hpc_ckpt_(\d+)\.ckpt$")
-
-_pending_signal: int | None = None  # set by the handler, consumed at the next batch end
-
 
 class NonFiniteLossError(RuntimeError):
     """The training loss became NaN or infinite; the run stopped before applying that update."""
@@ -72,29 +71,6 @@ def hpc_checkpoints(run_dir: str | os.PathLike) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def _on_signal(signum, frame) -> None:
-    global _pending_signal
-    _pending_signal = signum
-
-
-def install_preemption_handler(signame: str = "SIGUSR1") -> bool:
-    """Route ``signame`` to the preemption flag; returns False where that is impossible (not the
-    main thread). Safe to call again."""
-    signum = _signal_number(signame)
-    if threading.current_thread() is not threading.main_thread():
-        log.warning("Not in the main thread: %s will not trigger a preemption checkpoint.", signame)
-        return False
-    signal.signal(signum, _on_signal)
-    return True
-
-
-def _signal_number(signame: str | int) -> int:
-    if isinstance(signame, int):
-        return signame
-    name = signame.upper()
-    return int(getattr(signal, name if name.startswith("SIG") else f"SIG{name}"))
-
-
 def _slurm_job_id() -> str | None:
     array_job = os.environ.get("SLURM_ARRAY_JOB_ID")
     if array_job and os.environ.get("SLURM_ARRAY_TASK_ID"):
@@ -103,38 +79,58 @@ def _slurm_job_id() -> str | None:
 
 
 class PreemptionCheckpoint(Callback):
-    """On ``signal`` (SIGUSR1): checkpoint at the next batch end, requeue the SLURM job, stop.
+    """On one of ``signals``: checkpoint at the next batch end, requeue the SLURM job, stop (exit 75).
 
     Args:
-        signal: the signal that announces preemption or the time limit (``USR1``, ``SIGUSR1``).
+        signals: the signals that stop the run at a step boundary (:mod:`bigbird_dna.runtime.signals`):
+            ``SIGUSR1`` (SLURM's time-limit or preemption warning), ``SIGTERM``, ``SIGINT`` (Ctrl-C).
         requeue: run ``scontrol requeue`` when inside a SLURM job.
     """
 
-    def __init__(self, signal: str = "SIGUSR1", requeue: bool = True):
-        self.signal = signal
+    def __init__(self, signals: list[str] = ("SIGUSR1", "SIGTERM", "SIGINT"), requeue: bool = True):
+        self.signals = list(signals)
         self.requeue = requeue
 
     def arm(self) -> None:
-        """Install the signal handler, forgetting a signal an earlier run in this process got."""
-        _clear_pending()
-        install_preemption_handler(self.signal)
+        """Install the signal handlers, forgetting a signal an earlier run in this process got."""
+        signals.clear_pending()
+        signals.install_handlers(self.signals)
+
+    def on_train_start(self, trainer: L.Trainer, pl_module) -> None:
+        # Lightning wraps SIGTERM at fit start and would stop the loop itself, before our step
+        # boundary and without a checkpoint (exit 0): take the signals back. It restores ours at
+        # teardown.
+        signals.install_handlers(self.signals)
+        signals.set_training(True)
+
+    def on_train_end(self, trainer: L.Trainer, pl_module) -> None:
+        signals.set_training(False)
+
+    def on_exception(self, trainer: L.Trainer, pl_module, exception: BaseException) -> None:
+        signals.set_training(False)
+        if isinstance(exception, KeyboardInterrupt) and trainer.is_global_zero:
+            print(f"interrupted at step {trainer.global_step}. Resume with: python -m bigbird_dna.train "
+                  f"ckpt_path=last hydra.run.dir={trainer.default_root_dir}", file=sys.stderr, flush=True)
 
     def on_train_batch_end(self, trainer: L.Trainer, pl_module, outputs, batch, batch_idx) -> None:
-        pending = _pending_signal is not None
+        pending = signals.pending_signal() is not None
         if trainer.world_size > 1:  # the signal may reach the ranks at different steps
             pending = trainer.strategy.reduce_boolean_decision(pending, all=False)
         if not pending:
             return
+        # Rank 0's signal decides: SIGUSR1 (time limit, preemption) requeues, SIGTERM/SIGINT only stop.
+        name = trainer.strategy.broadcast(signal.Signals(signals.pending_signal() or signal.SIGUSR1).name)
         path = trainer.strategy.broadcast(self._next_path(trainer.default_root_dir) if trainer.is_global_zero else None)
         trainer.save_checkpoint(path, weights_only=False)
-        requeued, how = self._requeue() if trainer.is_global_zero else (False, "")
+        requeued, how = self._requeue(name) if trainer.is_global_zero else (False, "")
         requeued, how = trainer.strategy.broadcast((requeued, how))
-        _clear_pending()
+        signals.clear_pending()
+        signals.set_training(False)
         next_step = (f"SLURM requeued job {_slurm_job_id()}: it resumes from that checkpoint by itself."
                      if requeued else
-                     f"{how}. Resume with: python -m bigbird_dna.train <same overrides> "
-                     f"hydra.run.dir={trainer.default_root_dir} (ckpt_path unset or ckpt_path=last).")
-        raise Preempted(f"preempted by {self.signal} at step {trainer.global_step}: saved {path}. {next_step}",
+                     f"{how}. Resume with: python -m bigbird_dna.train "
+                     f"ckpt_path=last hydra.run.dir={trainer.default_root_dir}")
+        raise Preempted(f"stopped by {name} at step {trainer.global_step}: saved {path}. {next_step}",
                         path, requeued)
 
     @staticmethod
@@ -143,8 +139,10 @@ class PreemptionCheckpoint(Callback):
         number = int(HPC_CHECKPOINT.search(found[-1].name).group(1)) + 1 if found else 1
         return os.path.join(folder, f"hpc_ckpt_{number}.ckpt")
 
-    def _requeue(self) -> tuple[bool, str]:
+    def _requeue(self, name: str) -> tuple[bool, str]:
         job = _slurm_job_id()
+        if name != "SIGUSR1":
+            return False, f"{name} asks the run to stop, so nothing was requeued"
         if not self.requeue:
             return False, "Requeueing is off (callbacks.preemption.requeue=false)"
         if not job:
@@ -164,11 +162,6 @@ def arm_signal_handlers(callbacks: list[Callback]) -> None:
     for callback in callbacks:
         if isinstance(callback, PreemptionCheckpoint):
             callback.arm()
-
-
-def _clear_pending() -> None:
-    global _pending_signal
-    _pending_signal = None
 
 
 class StopOnNonFiniteLoss(Callback):
