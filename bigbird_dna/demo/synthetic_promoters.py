@@ -29,6 +29,7 @@ from bigbird_dna.data.promoter.negatives import deepromoter_negative
 from bigbird_dna.errors import InputError, exit_on_input_error
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.sequence import reverse_complement
+from bigbird_dna.runtime.atomic import atomic_paths
 
 ELEMENT = "TTGACAATTAATCATCGGCTCGTATAATG"  # tac promoter core: -35 box, 16-bp spacer, -10 box
 ELEMENT_OFFSET = -35  # first base of the element relative to the TSS, in the promoter's orientation
@@ -106,16 +107,13 @@ def plant_promoters(fasta: str | os.PathLike, out_prefix: str | os.PathLike, num
                 end = tss - ELEMENT_OFFSET + 1
                 seq[end - len(ELEMENT):end] = reverse_complement(ELEMENT)
                 lines.append(f"{name}\t{tss - 10}\t{tss + 50}\tplanted_{name}_{i}\t900\t-\n")
-    out_prefix = Path(out_prefix)
-    out_prefix.parent.mkdir(parents=True, exist_ok=True)
     fa, bed = Path(f"{out_prefix}.fa"), Path(f"{out_prefix}.bed")
-    with open(f"{fa}.tmp", "w") as out:
-        for name, seq in records.items():
-            text = "".join(seq)
-            out.write(f">{name}\n" + "".join(text[i:i + 60] + "\n" for i in range(0, len(text), 60)))
-    Path(f"{bed}.tmp").write_text("".join(lines))
-    os.replace(f"{fa}.tmp", fa)
-    os.replace(f"{bed}.tmp", bed)
+    with atomic_paths([fa, bed]) as (fa_tmp, bed_tmp):  # both files appear together, or neither
+        with open(fa_tmp, "w") as out:
+            for name, seq in records.items():
+                text = "".join(seq)
+                out.write(f">{name}\n" + "".join(text[i:i + 60] + "\n" for i in range(0, len(text), 60)))
+        Path(bed_tmp).write_text("".join(lines))
     return fa, bed
 
 

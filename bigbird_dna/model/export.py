@@ -7,16 +7,15 @@ Layout of an export directory::
       config.json     {"task": ..., "model": EncoderConfig dict, "task_config": {...}, "metadata": {...}}
       tokenizer.json  the exact tokenizer the ids come from
 
-The directory is written under a temporary name and renamed into place, so a crash never leaves a
-half-written export that looks valid.
+The directory is written under a temporary name and renamed into place
+(:func:`~bigbird_dna.runtime.atomic.atomic_directory`), so a crash never leaves a half-written
+export that looks valid.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 import torch
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.runtime.atomic import atomic_directory
 from bigbird_dna.tokenizer import DNATokenizer
 
 EXPORT_FILES = ("model.pt", "config.json", "tokenizer.json")
@@ -46,27 +46,14 @@ def write_export(out_dir: str | os.PathLike, task: str, state_dict: dict[str, An
                  tokenizer: DNATokenizer, task_config: dict | None = None,
                  metadata: dict | None = None) -> Path:
     """Write an export directory atomically and return its path."""
-    out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as staging:
         torch.save({k: v.detach().cpu() if torch.is_tensor(v) else v for k, v in state_dict.items()},
                    staging / "model.pt")
         config = {"task": task, "model": model_config, "task_config": task_config or {},
                   "metadata": {**(metadata or {}), "tokenizer_sha256": tokenizer.sha256}}
         (staging / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True))
         tokenizer.save(staging / "tokenizer.json")
-        if out_dir.exists():
-            retired = out_dir.with_name(f".{out_dir.name}.old")
-            shutil.rmtree(retired, ignore_errors=True)
-            os.replace(out_dir, retired)
-            os.replace(staging, out_dir)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            os.replace(staging, out_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return out_dir
+    return Path(out_dir)
 
 
 def load_export(path: str | os.PathLike, task: str | None = None) -> Export:

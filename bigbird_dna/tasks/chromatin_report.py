@@ -24,7 +24,7 @@ from torchmetrics.functional.classification import (
 )
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.runtime.atomic import write_text_atomic
+from bigbird_dna.runtime.atomic import atomic_file, write_text_atomic
 
 
 def parse_groups(groups: list | dict | None, num_labels: int) -> dict[str, tuple[int, int]]:
@@ -210,7 +210,6 @@ def plot_report(path: str | os.PathLike, metrics: LabelMetrics, probs: torch.Ten
     roc.legend(loc="lower right", fontsize=8)
     if title:
         figure.suptitle(title)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    figure.savefig(tmp, dpi=100)
-    os.replace(tmp, path)
+    with atomic_file(path, "wb") as handle:
+        figure.savefig(handle, format="png", dpi=100)
     return path
