@@ -13,7 +13,8 @@ Reading goes through pyfaidx, which needs a ``.fai`` index and random access:
 
 Call :func:`prepare_genome` in the main process before DataLoader workers start: concurrent index
 creation clobbers the ``.fai`` (mdshw5/pyfaidx#134). Then open one :class:`Genome` per worker, since
-a pyfaidx handle must not be shared across processes (mdshw5/pyfaidx#211).
+a pyfaidx handle must not be shared across processes (mdshw5/pyfaidx#211): datasets hold a
+:class:`GenomeHandle`, which does that for them.
 """
 
 from __future__ import annotations
@@ -22,14 +23,13 @@ import gzip
 import hashlib
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import pyfaidx
 
 from bigbird_dna.errors import InputError
-
-GZIP_MAGIC = b"\x1f\x8b"
+from bigbird_dna.genome.text import GZIP_MAGIC, is_gzip
+from bigbird_dna.runtime.atomic import atomic_file
 
 
 def default_cache_dir() -> Path:
@@ -44,11 +44,6 @@ def _is_bgzip(path: Path) -> bool:
     return header[:2] == GZIP_MAGIC and header[3] & 4 != 0 and header[12:14] == b"BC"
 
 
-def _is_gzip(path: Path) -> bool:
-    with open(path, "rb") as handle:
-        return handle.read(2) == GZIP_MAGIC
-
-
 def _cache_key(path: Path) -> str:
     stat = path.stat()
     text = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
@@ -61,13 +56,10 @@ def _decompress_once(path: Path, cache_dir: Path) -> Path:
     if target.exists():
         return target
     cache_dir.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=cache_dir, suffix=".partial")
     try:
-        with os.fdopen(fd, "wb") as out, gzip.open(path, "rb") as src:
+        with atomic_file(target, "wb") as out, gzip.open(path, "rb") as src:
             shutil.copyfileobj(src, out, length=1 << 20)
-        os.replace(tmp, target)
     except (OSError, EOFError) as err:
-        Path(tmp).unlink(missing_ok=True)
         raise InputError(f"cannot decompress {path}: {err}. Check that the file is a complete gzip.") from err
     return target
 
@@ -103,9 +95,9 @@ def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None 
         raise InputError(f"genome FASTA not found: {path}. Set data.fasta=PATH to an existing FASTA file.")
     if path.stat().st_size == 0:
         raise InputError(f"genome FASTA is empty: {path}. Point data.fasta at a FASTA with sequence records.")
-    if _is_gzip(path) and not _is_bgzip(path):
+    if is_gzip(path) and not _is_bgzip(path):
         path = _decompress_once(path, cache)
-    elif not _is_gzip(path):
+    elif not is_gzip(path):
         with open(path, "rb") as handle:
             first = handle.read(1)
         if first != b">":
@@ -166,3 +158,41 @@ class Genome:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class GenomeHandle:
+    """The process-local :class:`Genome` of one FASTA, for datasets that DataLoader workers copy.
+
+    :meth:`get` opens the genome on first use in each process (a handle inherited through fork
+    shares its file offset with the parent, pyfaidx#211), and pickling drops the open handle, so a
+    dataset holding a ``GenomeHandle`` can be sent to workers as it is.
+
+    Args:
+        fasta: a path returned by :func:`prepare_genome`.
+        uppercase: as for :class:`Genome`.
+    """
+
+    def __init__(self, fasta: str | os.PathLike, uppercase: bool = True):
+        self.fasta = str(fasta)
+        self.uppercase = uppercase
+        self._genome: Genome | None = None
+        self._pid: int | None = None
+
+    def get(self) -> Genome:
+        """This process's open :class:`Genome`."""
+        if self._genome is None or self._pid != os.getpid():
+            self._genome, self._pid = Genome(self.fasta, uppercase=self.uppercase), os.getpid()
+        return self._genome
+
+    @property
+    def opened_by(self) -> int | None:
+        """The process id that opened the current genome, or ``None`` while none is open."""
+        return self._pid
+
+    def close(self) -> None:
+        if self._genome is not None and self._pid == os.getpid():
+            self._genome.close()
+        self._genome, self._pid = None, None
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_genome": None, "_pid": None}

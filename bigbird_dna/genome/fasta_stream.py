@@ -6,30 +6,16 @@ anything cut from a record are 0-based and half-open.
 
 from __future__ import annotations
 
-import gzip
 import os
 import zlib
-from pathlib import Path
 from typing import Iterator
 
 from Bio.SeqIO.FastaIO import SimpleFastaParser
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.text import open_text
 
 IUPAC = frozenset("ACGTNRYSWKMBDHVacgtnryswkmbdhv")
-
-
-def open_text(path: str | os.PathLike):
-    """Open a plain or gzip text file for reading (gzip is recognised by its magic bytes)."""
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise InputError(f"file not found: {path}.")
-    try:
-        with open(path, "rb") as handle:
-            gzipped = handle.read(2) == b"\x1f\x8b"
-    except OSError as err:
-        raise InputError(f"cannot read {path}: {err.strerror or err}.") from err
-    return gzip.open(path, "rt") if gzipped else open(path)
 
 
 def check_sequence(seq: str, where: str) -> str:

@@ -25,27 +25,15 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.bed import Region
 from bigbird_dna.runtime.atomic import write_text_atomic
 
 SPLITS = ("train", "val", "test")
-
-
-@dataclass(frozen=True)
-class Region:
-    """Bases ``[start, end)`` of ``record`` (0-based, half-open)."""
-
-    record: str
-    start: int
-    end: int
-
-    @property
-    def length(self) -> int:
-        return self.end - self.start
+__all__ = ["SPLITS", "Region", "resolve_splits", "write_split_manifest"]
 
 
 def _known(names: list[str], limit: int = 20) -> str:

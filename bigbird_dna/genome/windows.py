@@ -47,7 +47,8 @@ This is exact while the world size, worker count and batch size stay the same, a
 worker emits whole batches (see above).
 
 One :class:`~bigbird_dna.genome.fasta.Genome` is opened lazily per process (each DataLoader worker),
-never in ``__init__`` and never shared across processes.
+never in ``__init__`` and never shared across processes (a
+:class:`~bigbird_dna.genome.fasta.GenomeHandle`).
 """
 
 from __future__ import annotations
@@ -59,9 +60,9 @@ import numpy as np
 from torch.utils.data import IterableDataset, get_worker_info
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome.bed import Region
+from bigbird_dna.genome.fasta import GenomeHandle
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
-from bigbird_dna.genome.splits import Region
 from bigbird_dna.runtime.distributed import rank_and_world_size
 
 MAX_TRIES = 1000  # draws per window before deciding the regions hold (almost) no valid window
@@ -119,8 +120,7 @@ class GenomeWindows(IterableDataset):
         self._resume_batch_size = 0
         starts = [region.length - window_bp + 1 for region in self.regions]
         self._offsets = np.concatenate([[0], np.cumsum(starts, dtype=np.int64)])  # [R + 1]
-        self._genome: Genome | None = None
-        self._genome_pid: int | None = None
+        self._genome = GenomeHandle(fasta, uppercase=uppercase)
 
     def set_epoch(self, epoch: int) -> None:
         """Select the random stream of ``epoch`` (random mode; fixed windows ignore it)."""
@@ -172,18 +172,8 @@ class GenomeWindows(IterableDataset):
                 if position >= skip:
                     yield {**window, "index": index}
 
-    def _open_genome(self) -> Genome:
-        # A handle inherited through fork shares its file offset with the parent (pyfaidx#211).
-        if self._genome is None or self._genome_pid != os.getpid():
-            self._genome = Genome(self.fasta, uppercase=self.uppercase)
-            self._genome_pid = os.getpid()
-        return self._genome
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "_genome": None, "_genome_pid": None}
-
     def _draw(self, rng: np.random.Generator, stratum: int | None) -> dict:
-        genome = self._open_genome()
+        genome = self._genome.get()
         total = int(self._offsets[-1])
         for attempt in range(MAX_TRIES):
             low, high = 0, total

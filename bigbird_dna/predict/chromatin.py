@@ -34,13 +34,9 @@ import h5py
 import numpy as np
 import torch
 
-from bigbird_dna.data.chromatin.intervals import (
-    centred_window,
-    check_intervals,
-    fetch_padded,
-    read_bed,
-)
+from bigbird_dna.data.chromatin.intervals import centred_window, check_intervals, fetch_padded
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.bed import read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.model.export import Export

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import gzip
+import os
+import pickle
 
 import pytest
 from Bio import bgzf
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome import fasta as genome_module
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.fasta import Genome, GenomeHandle, prepare_genome
 from bigbird_dna.genome.sequence import ambiguous_fraction
 
 # Slices across line ends (60 bp lines), at both record ends, and empty ones.
@@ -129,3 +131,18 @@ def test_headers_without_sequence_are_an_input_error(tmp_path):
     (tmp_path / "headers.fa").write_text(">chr1\n>chr2\n")
     with pytest.raises(InputError, match=r"every record in .*headers\.fa is empty"):
         prepare_genome(tmp_path / "headers.fa")
+
+
+def test_a_genome_handle_opens_once_per_process_and_pickles_without_its_handle(toy):
+    handle = GenomeHandle(toy.fasta)
+    assert handle.opened_by is None
+    genome = handle.get()
+    assert handle.get() is genome and handle.opened_by == os.getpid()
+    copy = pickle.loads(pickle.dumps(handle))  # what a DataLoader worker receives
+    assert copy.opened_by is None and copy.fasta == handle.fasta
+    assert copy.get().fetch("chrC", 0, 50) == toy.records["chrC"][:50]
+    handle._pid = -1  # as if inherited through fork: the next get() opens a fresh genome
+    assert handle.get() is not genome and handle.opened_by == os.getpid()
+    handle.close()
+    copy.close()
+    assert handle.opened_by is None

@@ -140,7 +140,7 @@ class PidTaggedWindows(GenomeWindows):
 
     def __iter__(self):
         for window in super().__iter__():
-            yield {**window, "pid": os.getpid(), "opened_by": self._genome_pid}
+            yield {**window, "pid": os.getpid(), "opened_by": self._genome.opened_by}
 
 
 def test_dataloader_workers_each_open_their_own_genome_and_draw_different_windows(toy):
@@ -182,4 +182,4 @@ def test_regions_shorter_than_a_window_are_an_input_error(toy):
 
 def test_construction_does_not_open_the_genome(toy):
     dataset = GenomeWindows(toy.fasta, whole(toy.records, "chrC"), WINDOW, 10, seed=0)
-    assert dataset._genome is None
+    assert dataset._genome.opened_by is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+
 import numpy as np
 import pytest
 
@@ -29,6 +31,16 @@ def _bed(path, *lines):
 def test_epdnew_tss_is_start_plus_49_on_plus_and_end_minus_50_on_minus(tmp_path):
     bed = _bed(tmp_path / "p.bed", ("chrA", 1000, 1060, "GENE_1", 900, "+"), ("chrA", 2000, 2060, "GENE_2", 900, "-"))
     assert read_epdnew_bed(bed) == [Tss("chrA", 1049, "+", "GENE_1"), Tss("chrA", 2010, "-", "GENE_2")]
+
+
+def test_gzip_epdnew_bed_with_whitespace_columns_reads_like_the_plain_file(tmp_path):
+    plain = _bed(tmp_path / "p.bed", ("chrA", 1000, 1060, "GENE_1", 900, "+"))
+    packed = tmp_path / "p.bed.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    spaced = tmp_path / "s.bed"
+    spaced.write_text("# EPDnew\nchrA 1000  1060 GENE_1 900 +\n")
+    assert read_epdnew_bed(packed) == read_epdnew_bed(spaced) == read_epdnew_bed(plain) == [
+        Tss("chrA", 1049, "+", "GENE_1")]
 
 
 @pytest.mark.parametrize("line, needle", [

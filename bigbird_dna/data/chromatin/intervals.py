@@ -4,7 +4,8 @@ a genome FASTA, read as windows of any context centred on each bin (the paper us
 The DeepSEA ``.mat`` files hold only the 1000-bp windows and no coordinates, so longer context has
 to come from the genome; this is that path.
 
-**File format.** Tab-separated; ``#``, ``track`` and ``browser`` lines are skipped. Columns:
+**File format.** BED-like, plain or gzip, read by :mod:`bigbird_dna.genome.bed` (tab-separated, or
+whitespace without tabs; ``#``, ``track`` and ``browser`` lines are skipped). Columns:
 ``chrom``, ``start``, ``end`` (0-based, half-open, BED convention), optionally more columns (name,
 ...), then from ``label_column`` on exactly ``num_labels`` 0/1 values. A first line whose ``start``
 is not an integer is a header; its label columns name the labels.
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -28,10 +28,9 @@ import torch
 from torch.utils.data import Dataset
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome.bed import bed_lines, is_header
+from bigbird_dna.genome.fasta import Genome, GenomeHandle
 from bigbird_dna.genome.sequence import reverse_complement
-
-_SKIPPED_PREFIXES = ("#", "track", "browser")
 
 
 @dataclass
@@ -69,56 +68,6 @@ class LabelledIntervals:
                                  self.labels[keep], self.num_labels, self.label_names)
 
 
-def _coordinates(fields: list[str], where: str) -> tuple[int, int]:
-    """``(start, end)`` of a BED line's fields, checked: integers with ``0 <= start < end``."""
-    try:
-        start, end = int(fields[1]), int(fields[2])
-    except (ValueError, IndexError):
-        raise InputError(f"{where}: expected tab-separated chrom, start, end (0-based, half-open integers), "
-                         f"got {fields[:3]}.") from None
-    if not 0 <= start < end:
-        raise InputError(f"{where}: interval {fields[0]}:{start}-{end} is empty or negative; "
-                         "need 0 <= start < end (0-based, half-open).")
-    return start, end
-
-
-def _is_header(fields: list[str]) -> bool:
-    """A first line whose ``start`` column is not an integer names the columns."""
-    try:
-        int(fields[1])
-    except (ValueError, IndexError):
-        return True
-    return False
-
-
-def _data_lines(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """``(line number, tab-separated fields)`` of every line but blanks, comments, track and browser."""
-    with open(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip() and not line.startswith(_SKIPPED_PREFIXES):
-                yield number, line.rstrip("\r\n").split("\t")
-
-
-def read_bed(path: str | os.PathLike) -> list[tuple[str, int, int]]:
-    """``(record, start, end)`` of every interval of a BED file (extra columns ignored; an optional
-    header line is skipped).
-
-    Raises:
-        InputError: a missing file, bad coordinates (the message names the line), or no interval.
-    """
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise InputError(f"BED file not found: {path}.")
-    bins = []
-    for number, fields in _data_lines(path):
-        if not bins and _is_header(fields):
-            continue
-        bins.append((fields[0], *_coordinates(fields, f"{path}, line {number}")))
-    if not bins:
-        raise InputError(f"{path} holds no intervals; give one per line: chrom, start, end.")
-    return bins
-
-
 def read_labelled_intervals(path: str | os.PathLike, num_labels: int, label_column: int = 3) -> LabelledIntervals:
     """Read a BED/TSV of bins with ``num_labels`` 0/1 label columns starting at ``label_column``.
 
@@ -126,25 +75,22 @@ def read_labelled_intervals(path: str | os.PathLike, num_labels: int, label_colu
         InputError: a missing file, a line with bad coordinates, a label count that disagrees with
             ``num_labels``, a label that is not 0 or 1, or no bins at all. Messages name the line.
     """
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise InputError(f"intervals file not found: {path}. Set data.intervals to a BED/TSV of bins with "
-                         "label columns.")
+    lines = bed_lines(path, "intervals file", "Set data.intervals to a BED/TSV of bins with label columns.")
     if label_column < 3:
         raise InputError(f"data.label_column={label_column}: labels must come after chrom, start and end "
                          "(column 3 or later, 0-based).")
     records, starts, ends, rows, names = [], [], [], [], None
-    for number, fields in _data_lines(path):
-        where = f"{path}, line {number}"
+    for line in lines:
+        fields, where = line.fields, line.where
         if len(fields) - label_column != num_labels:
             raise InputError(f"{where} has {max(len(fields) - label_column, 0)} label columns (from column "
                              f"{label_column}), but task.num_labels={num_labels}: the label count disagrees "
                              "with the config. Set task.num_labels (and task.groups) to the file's label count, "
                              "or data.label_column to the first label column.")
-        if not records and names is None and _is_header(fields):
+        if not records and names is None and is_header(fields):
             names = fields[label_column:]
             continue
-        start, end = _coordinates(fields, where)
+        _, start, end = line.region()
         try:
             values = np.asarray(fields[label_column:], dtype=np.float32)
         except ValueError:
@@ -216,19 +162,10 @@ class IntervalWindows(Dataset):
         self.context_bp = context_bp
         self.reverse_complement_prob = reverse_complement_prob
         self.both_strands = both_strands
-        self._genome: Genome | None = None
-        self._pid: int | None = None
+        self._genome = GenomeHandle(fasta)
 
     def __len__(self) -> int:
         return len(self.intervals) * (2 if self.both_strands else 1)
-
-    def _open(self) -> Genome:
-        if self._genome is None or self._pid != os.getpid():  # never share a pyfaidx handle across fork
-            self._genome, self._pid = Genome(self.fasta), os.getpid()
-        return self._genome
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "_genome": None, "_pid": None}
 
     def window(self, index: int) -> tuple[str, int, int]:
         """``(record, w_start, w_end)`` of bin ``index`` (forward strand)."""
@@ -238,7 +175,7 @@ class IntervalWindows(Dataset):
     def __getitem__(self, index: int) -> tuple[str, np.ndarray, int]:
         n = len(self.intervals)
         bin_index = index % n
-        seq = fetch_padded(self._open(), *self.window(bin_index))
+        seq = fetch_padded(self._genome.get(), *self.window(bin_index))
         flip = index >= n or (self.reverse_complement_prob > 0 and
                               float(torch.rand(())) < self.reverse_complement_prob)  # per-worker torch seed
         return (reverse_complement(seq) if flip else seq), self.intervals.label_row(bin_index), index

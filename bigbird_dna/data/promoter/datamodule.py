@@ -39,8 +39,9 @@ from bigbird_dna.data.promoter.epdnew import (
 from bigbird_dna.data.promoter.files import read_labelled
 from bigbird_dna.data.promoter.negatives import deepromoter_negative
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.fasta import Genome, GenomeHandle, prepare_genome
 from bigbird_dna.genome.splits import SPLITS, resolve_splits, write_split_manifest
+from bigbird_dna.runtime.atomic import write_text_atomic
 from bigbird_dna.tokenizer import sample_training_chunks
 
 log = logging.getLogger(__name__)
@@ -73,20 +74,14 @@ class PromoterWindowDataset(Dataset):
         self.seed = seed
         self.stream = stream
         self.negatives = negatives
-        self._genome: Genome | None = None
-        self._genome_pid: int | None = None
+        self._genome = GenomeHandle(fasta)
 
     def __len__(self) -> int:
         return len(self.samples)
 
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "_genome": None, "_genome_pid": None}
-
     def __getitem__(self, index: int) -> tuple[str, np.ndarray]:
-        if self._genome is None or self._genome_pid != os.getpid():  # never share a handle (pyfaidx#211)
-            self._genome, self._genome_pid = Genome(self.fasta), os.getpid()
         sample = self.samples[index]
-        seq = sample.window.read(self._genome)
+        seq = sample.window.read(self._genome.get())
         if sample.derived:
             stream = np.random.SeedSequence(self.seed, spawn_key=(self.stream, index))
             seq = deepromoter_negative(seq, np.random.Generator(np.random.PCG64(stream)),
@@ -145,7 +140,7 @@ class EpdnewPromoterData(LabelledDataModule):
 
     def training_sequences(self) -> Iterable[str]:
         """Random genome chunks of the train split, for training a tokenizer from scratch."""
-        regions = [(r.record, r.start, r.end) for r in self.splits["train"]]
+        regions = list(self.splits["train"])  # Region unpacks as (record, start, end)
         return sample_training_chunks(self.fasta, regions, total_bp=10 ** 12, seed=self.seed,
                                       min_chunk_bp=min(1000, min(e - s for _, s, e in regions)))
 
@@ -178,8 +173,7 @@ class LabelledPromoterData(LabelledDataModule):
         super().__init__({"train": train, "val": val, "test": test}, data["batch_size"], data["num_workers"], seed)
         self.counts = {split: len(ds) for split, ds in self.datasets.items()}
         if is_main_process:
-            Path(run_dir).mkdir(parents=True, exist_ok=True)
-            (Path(run_dir) / "split_manifest.json").write_text(json.dumps({
+            write_text_atomic(Path(run_dir) / "split_manifest.json", json.dumps({
                 "source": "labelled", "train": str(data["train"]), "val": str(data.get("val")),
                 "test": str(data.get("test")), "val_fraction": None if data.get("val") else data["val_fraction"],
                 "seed": seed, "samples": self.counts}, indent=2, default=str))

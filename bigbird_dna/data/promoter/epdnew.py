@@ -5,8 +5,10 @@ are always on the forward strand, also for a minus-strand promoter whose sequenc
 complement of ``genome[start:end]``.
 
 **EPDnew BED.** Each line is a 60-bp interval covering TSS-49 .. TSS+10 on the promoter's strand
-(column 6). The 0-based TSS base is ``chromStart + 49`` on ``+`` and ``chromEnd - 50`` on ``-``
-(spec §5.2).
+(column 6). The 0-based TSS base is ``chromStart + 49`` on ``+`` and ``chromEnd - 50`` on ``-``:
+the 50th base of the line read in the promoter's orientation. Lines are read through the shared
+BED reader (:mod:`bigbird_dna.genome.bed`: plain or gzip, headers and comments skipped); the
+width and strand checks are EPDnew's own.
 
 **Windows.** ``upstream_bp`` bases before the TSS and ``downstream_bp`` from it (the TSS base
 included), read in the promoter's orientation: the default 5000/3000 gives the paper's 8000-bp
@@ -19,18 +21,16 @@ window, TSS-5000 .. TSS+2999. Either way, ``seq[upstream_bp]`` is the TSS base::
 from __future__ import annotations
 
 import bisect
-import gzip
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.bed import Region, bed_lines
 from bigbird_dna.genome.fasta import Genome
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
-from bigbird_dna.genome.splits import Region
 
 EPDNEW_WIDTH = 60
 EPDNEW_TSS_OFFSET = {"+": 49, "-": -50}  # added to chromStart on +, to chromEnd on -
@@ -63,12 +63,6 @@ class Window:
         return reverse_complement(seq) if self.strand == "-" else seq
 
 
-def _open_text(path: Path):
-    with open(path, "rb") as handle:
-        gzipped = handle.read(2) == b"\x1f\x8b"
-    return gzip.open(path, "rt") if gzipped else open(path)
-
-
 def read_epdnew_bed(path: str | os.PathLike) -> list[Tss]:
     """TSSs of an EPDnew BED file (plain or gzip): one per 60-bp line, strand from column 6.
 
@@ -78,29 +72,19 @@ def read_epdnew_bed(path: str | os.PathLike) -> list[Tss]:
         InputError: a missing file, a line with fewer than 6 columns, a strand other than ``+``/``-``,
             non-integer coordinates, an interval that is not 60 bp, or no promoter at all.
     """
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise InputError(f"promoter BED not found: {path}. Set data.bed=PATH to an EPDnew BED file.")
     sites = []
-    with _open_text(path) as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip() or line.startswith(("#", "track", "browser")):
-                continue
-            cols = line.rstrip("\n").split("\t")
-            where = f"{path} line {number}"
-            if len(cols) < 6 or cols[5] not in EPDNEW_TSS_OFFSET:
-                raise InputError(f"{where} is not BED6 with a +/- strand in column 6: {line.strip()!r}. "
-                                 "EPDnew BED files have chrom, start, end, name, score, strand.")
-            try:
-                start, end = int(cols[1]), int(cols[2])
-            except ValueError:
-                raise InputError(f"{where}: start/end {cols[1]!r}, {cols[2]!r} are not integers.") from None
-            if end - start != EPDNEW_WIDTH:
-                raise InputError(f"{where}: {cols[0]}:{start}-{end} is {end - start} bp, but EPDnew promoter "
-                                 f"lines are {EPDNEW_WIDTH} bp (TSS-49..TSS+10). Export the BED from EPDnew "
-                                 "unchanged.")
-            anchor = start if cols[5] == "+" else end
-            sites.append(Tss(cols[0], anchor + EPDNEW_TSS_OFFSET[cols[5]], cols[5], cols[3]))
+    for line in bed_lines(path, "promoter BED", "Set data.bed=PATH to an EPDnew BED file."):
+        cols = line.fields
+        if len(cols) < 6 or cols[5] not in EPDNEW_TSS_OFFSET:
+            raise InputError(f"{line.where} is not BED6 with a +/- strand in column 6: {' '.join(cols)!r}. "
+                             "EPDnew BED files have chrom, start, end, name, score, strand.")
+        record, start, end = line.region()
+        if end - start != EPDNEW_WIDTH:
+            raise InputError(f"{line.where}: {record}:{start}-{end} is {end - start} bp, but EPDnew promoter "
+                             f"lines are {EPDNEW_WIDTH} bp (TSS-49..TSS+10). Export the BED from EPDnew "
+                             "unchanged.")
+        anchor = start if cols[5] == "+" else end
+        sites.append(Tss(record, anchor + EPDNEW_TSS_OFFSET[cols[5]], cols[5], cols[3]))
     if not sites:
         raise InputError(f"{path} holds no promoter lines. Point data.bed at an EPDnew BED file.")
     return sites

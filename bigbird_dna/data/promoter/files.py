@@ -18,7 +18,8 @@ from typing import Any
 
 from bigbird_dna.data.labelled import LabelledSequences
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta_stream import check_sequence, iter_fasta, open_text
+from bigbird_dna.genome.fasta_stream import check_sequence, iter_fasta
+from bigbird_dna.genome.text import open_text
 
 
 def _label(value: Any, where: str) -> float:
