@@ -40,17 +40,9 @@ from bigbird_dna.genome.bed import read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.model.export import Export
-from bigbird_dna.predict.driver import (
-    STRAND_CHOICES,
-    ScanProgress,
-    ScanWindow,
-    atomic_outputs,
-    iter_windows,
-    resolve_device,
-    score_windows,
-)
+from bigbird_dna.predict.driver import Scan, ScanProgress, ScanWindow, iter_windows
+from bigbird_dna.runtime.atomic import atomic_paths
 from bigbird_dna.tasks.chromatin_report import read_label_names
-from bigbird_dna.tasks.classification import classifier_from_export
 
 ROW_FIELDS = ("record", "start", "end", "strand", "n_fraction")
 _BLOCK = 1024
@@ -138,49 +130,32 @@ def _label_names(export: Export, num_labels: int) -> list[str]:
 
 def predict(export: Export, args: argparse.Namespace) -> list[Path]:
     """Score ``args.fasta`` (or ``args.bed`` on the genome ``args.fasta``) with a chromatin model."""
-    window = args.window or export.task_config.get("predict_window_bp")
-    if not window:
-        raise InputError(f"{export.path} does not record a prediction window; pass --window BP.")
     bed, fmt = getattr(args, "bed", None), getattr(args, "format", "tsv")
     if bed and len(args.fasta) != 1:
         raise InputError(f"--bed scores intervals on one genome: give exactly one FASTA, not {len(args.fasta)}.")
-    device = resolve_device(args.device)
-    precision = args.precision if args.precision != "auto" else ("bf16" if device.type == "cuda" else "fp32")
-    model = classifier_from_export(export).to(device)
-    num_labels = model.hparams.num_labels
-    strands = STRAND_CHOICES[args.strands]
-    average = args.combine == "mean" and len(strands) == 2
+    scan = Scan.from_args(export, args)
+    num_labels = scan.model.hparams.num_labels
     if bed:
-        bins, windows = bed_windows(bed, args.fasta[0], window, strands)
+        bins, windows = bed_windows(bed, args.fasta[0], scan.window, scan.strands)
     else:
-        bins, windows = None, iter_windows(args.fasta, window, args.stride or window, strands)
+        bins, windows = None, iter_windows(args.fasta, scan.window, args.stride or scan.window, scan.strands)
     path = Path(f"{args.out_prefix}.{'tsv' if fmt == 'tsv' else 'h5'}")
-    attrs = {"model": str(export.path), "window_bp": window, "strands": args.strands, "combine": args.combine,
+    attrs = {"model": str(export.path), "window_bp": scan.window, "strands": args.strands, "combine": args.combine,
              "input": str(bed or ",".join(map(str, args.fasta))), "coordinates": "0-based, half-open"}
     started, progress = time.monotonic(), ScanProgress(enabled=not args.no_progress and not bed)
     try:
-        with atomic_outputs([path]) as (tmp,):
+        with atomic_paths([path]) as (tmp,):
             writer = ProfileWriter(tmp, fmt, _label_names(export, num_labels), attrs)
             try:
-                pending = None
-                scored = score_windows(model.predict_proba, export.tokenizer, windows, args.batch_size,
-                                       model.config.max_positions, device, precision)
-                for k, (w, scores) in enumerate(scored):
+                for location, w, strand, scores in scan.rows(windows, args.batch_size):
                     progress.advance(w)
                     # a BED row reports its interval; its windows come len(strands) per interval, in order
-                    record, start, end = bins[k // len(strands)] if bins else (w.record, w.start, w.end)
-                    if average:  # "+" then "-" of the same window arrive back to back
-                        if w.strand == "+":
-                            pending = scores
-                            continue
-                        scores, strand = (pending + scores) / 2, "."
-                    else:
-                        strand = w.strand
+                    record, start, end = bins[location] if bins else (w.record, w.start, w.end)
                     writer.add(record, start, end, strand, w.n_fraction, scores)
             finally:
                 writer.close()
     finally:
         progress.close()
     seconds = time.monotonic() - started
-    print(f"wrote {writer.count:,} profiles of {num_labels} labels ({seconds:.1f} s on {device})", flush=True)
+    print(f"wrote {writer.count:,} profiles of {num_labels} labels ({seconds:.1f} s on {scan.device})", flush=True)
     return [path]

@@ -90,6 +90,10 @@ def predictor_for(task: str):
 
 @exit_on_input_error
 def main(argv: list[str] | None = None) -> list[Path]:
+    # The opposite of train.py on purpose: there every DataLoader worker tokenizes its own batches,
+    # so a Rust thread pool per worker only oversubscribes the cores (and forking after use warns).
+    # predict starts no worker process: one background thread tokenizes whole batches, and the
+    # tokenizer's own threads are the only parallelism it gets. setdefault: a user's setting wins.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
     args = build_parser().parse_args(argv)
     check_args(args)

@@ -10,6 +10,9 @@ every base is scored with a full-length window. A record shorter than ``window``
 ``[0, L)``, as long as the record. The ``-`` strand of a window is the reverse complement of the
 same bases, and is yielded right after its ``+`` strand.
 
+**Strands.** With both strands and ``--combine mean`` the two scores of a window become one row,
+their mean, with strand ``.`` (:func:`combine_strands`); otherwise each strand is its own row.
+
 **Streaming.** Records are read one at a time (:func:`~bigbird_dna.genome.fasta_stream.iter_fasta`),
 windows are tokenized in a background thread while the model scores the previous batch, and scores
 come back in window order, so memory holds one record plus a few batches.
@@ -17,16 +20,14 @@ come back in window order, so memory holds one record plus a few batches.
 
 from __future__ import annotations
 
+import argparse
 import os
 import queue
-import shutil
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 import torch
 
@@ -34,7 +35,11 @@ from bigbird_dna.data.labelled import encode_with_specials
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta_stream import iter_fasta
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
+from bigbird_dna.model.export import Export
 from bigbird_dna.tokenizer import DNATokenizer
+
+if TYPE_CHECKING:
+    from bigbird_dna.tasks.classification import SequenceClassificationTask
 
 STRAND_CHOICES = {"both": ("+", "-"), "+": ("+",), "-": ("-",)}
 
@@ -164,6 +169,68 @@ def resolve_device(name: str) -> torch.device:
     return device
 
 
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """``auto`` = ``bf16`` autocast on a GPU, ``fp32`` on CPU; ``fp32``/``bf16`` as given."""
+    if precision != "auto":
+        return precision
+    return "bf16" if device.type == "cuda" else "fp32"
+
+
+def combine_strands(scored: Iterable[tuple[ScanWindow, torch.Tensor]], strands: Sequence[str],
+                    mean: bool) -> Iterator[tuple[int, ScanWindow, str, torch.Tensor]]:
+    """Output rows of scored windows: ``(location, window, strand, scores)``.
+
+    Each scanned location yields ``len(strands)`` windows back to back (``+`` before ``-``), as
+    :func:`iter_windows` cuts them; ``location`` counts the locations from 0. With ``mean`` and
+    both strands a location is one row, the mean of its two scores (in their dtype), with strand
+    ``.``; otherwise every window is a row on its own strand.
+    """
+    average = mean and len(strands) == 2
+    pending = None
+    for k, (window, scores) in enumerate(scored):
+        if not average:
+            yield k // len(strands), window, window.strand, scores
+        elif window.strand == "+":
+            pending = scores
+        else:
+            yield k // 2, window, ".", (pending + scores) / 2
+
+
+@dataclass
+class Scan:
+    """What every predictor resolves the same way from an export and the CLI arguments."""
+
+    export: Export
+    model: SequenceClassificationTask
+    window: int
+    strands: tuple[str, ...]
+    mean: bool
+    device: torch.device
+    precision: str
+
+    @classmethod
+    def from_args(cls, export: Export, args: argparse.Namespace) -> "Scan":
+        """Window (``--window`` or the export's ``predict_window_bp``), strands, device, precision,
+        and the export's classifier on that device."""
+        window = args.window or export.task_config.get("predict_window_bp")
+        if not window:
+            raise InputError(f"{export.path} does not record a prediction window; pass --window BP.")
+        from bigbird_dna.tasks.classification import classifier_from_export  # Lightning: only when scanning
+
+        device = resolve_device(args.device)
+        model = classifier_from_export(export).to(device)
+        return cls(export, model, window, STRAND_CHOICES[args.strands], args.combine == "mean", device,
+                   resolve_precision(args.precision, device))
+
+    def rows(self, windows: Iterable[ScanWindow], batch_size: int,
+             dtype: torch.dtype = torch.float32) -> Iterator[tuple[int, ScanWindow, str, torch.Tensor]]:
+        """Score ``windows`` and combine their strands: :func:`combine_strands` rows, with scores
+        of ``dtype``."""
+        scored = score_windows(self.model.predict_proba, self.export.tokenizer, windows, batch_size,
+                               self.model.config.max_positions, self.device, self.precision)
+        return combine_strands(((w, scores.to(dtype)) for w, scores in scored), self.strands, self.mean)
+
+
 class ScanProgress:
     """Bases scanned: a tqdm bar on a terminal, else one plain line per record (log-file friendly)."""
 
@@ -199,22 +266,3 @@ class ScanProgress:
             self._line(self._record[0])
         if self._bar is not None:
             self._bar.close()
-
-
-@contextmanager
-def atomic_outputs(paths: Sequence[Path]) -> Iterator[list[Path]]:
-    """Temporary paths to write ``paths`` through: renamed into place together on success, deleted
-    on any error, so a failed run leaves no partial output file."""
-    temporary = [path.with_name(f".{path.name}.partial") for path in paths]
-    for path in paths:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        yield temporary
-        for tmp, path in zip(temporary, paths):
-            os.replace(tmp, path)
-    finally:
-        for tmp in temporary:
-            if tmp.is_dir():
-                shutil.rmtree(tmp, ignore_errors=True)
-            else:
-                tmp.unlink(missing_ok=True)

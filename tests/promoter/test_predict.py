@@ -1,4 +1,5 @@
-"""``python -m bigbird_dna.predict`` on promoter models: window coordinates, strands, outputs, errors."""
+"""``python -m bigbird_dna.predict`` on promoter models: window coordinates, strands, outputs, errors
+(the driver's tiling and strand rules on their own: ``tests/predict/test_driver.py``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from bigbird_dna.data.labelled import encode_with_specials
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.model.export import load_export
 from bigbird_dna.predict import main
-from bigbird_dna.predict.driver import window_starts
 from bigbird_dna.tasks.classification import classifier_from_export
 from tests.conftest import run_cli
 from tests.promoter.conftest import lambda_seq, make_export, write_fasta
@@ -23,14 +23,6 @@ RECORDS = {"chrA": SEQ[:250], "chrB": SEQ[1000:1030] + "N" * 30, "chrC": SEQ[200
 # chrB (60 bp) is one short window.
 EXPECTED = [("chrA", 0, 100), ("chrA", 100, 200), ("chrA", 150, 250), ("chrB", 0, 60),
             ("chrC", 0, 100), ("chrC", 100, 200)]
-
-
-@pytest.mark.parametrize("length, window, stride, starts", [
-    (250, 100, 100, [0, 100, 150]), (250, 100, 40, [0, 40, 80, 120, 150]), (200, 100, 100, [0, 100]),
-    (60, 100, 100, [0]), (100, 100, 7, [0]), (300, 100, 150, [0, 150, 200]),
-])
-def test_window_starts_cover_the_record_with_an_end_aligned_last_window(length, window, stride, starts):
-    assert window_starts(length, window, stride) == starts
 
 
 @pytest.fixture
