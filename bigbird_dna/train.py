@@ -89,7 +89,9 @@ def _trainer_kwargs(cfg: DictConfig) -> dict[str, Any]:
 
 
 def _instantiate_all(group: DictConfig | None) -> list:
-    return [hydra.utils.instantiate(node) for node in (group or {}).values() if node is not None]
+    """The objects of a group of ``_target_`` nodes (callbacks, loggers); a target may return None."""
+    built = (hydra.utils.instantiate(node) for node in (group or {}).values() if node is not None)
+    return [item for item in built if item is not None]
 
 
 def _save_final_state(trainer: L.Trainer, checkpoint: ModelCheckpoint, run_dir: Path) -> str:
@@ -229,9 +231,14 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     return summary
 
 
+_composed = False  # set once Hydra has composed the config and called main
+
+
 @hydra.main(version_base="1.3", config_path="pkg://bigbird_dna.conf", config_name="train")
 def main(cfg: DictConfig) -> float | None:
     """The CLI; returns the task's monitored metric, which a Hydra sweeper can optimise."""
+    global _composed
+    _composed = True
     logging.raiseExceptions = False  # a log file on a full disk must not print tracebacks
     try:
         with multirun_job(Path(cfg.paths.output_dir)):
@@ -266,5 +273,19 @@ def main(cfg: DictConfig) -> float | None:
                   f"hydra.run.dir={cfg.paths.output_dir}", file=sys.stderr, flush=True)
         sys.exit(EXIT_INTERRUPTED)
 
+def cli() -> None:
+    """``python -m bigbird_dna.train`` and ``bigbird-dna-train``: :func:`main`, with exit status 2
+    when Hydra cannot compose the config (an unknown override, a missing config file) instead of
+    Hydra's 1, like every other input error."""
+    try:
+        main()
+    except SystemExit as stop:
+        if stop.code == 1 and not _composed:
+            print("error: the config could not be composed from these overrides (Hydra's message above names the "
+                  "key); check spelling, or add a new key with +key=value.", file=sys.stderr, flush=True)
+            sys.exit(EXIT_INPUT_ERROR)
+        raise
+
+
 if __name__ == "__main__":
-    main()
+    cli()

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from bigbird_dna.data.loaders import check_loader_settings
 from bigbird_dna.errors import InputError
 from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.provision import first_bases
@@ -109,6 +110,7 @@ class LabelledDataModule(L.LightningDataModule):
 
     def __init__(self, datasets: dict[str, Dataset], batch_size: int, num_workers: int, seed: int):
         super().__init__()
+        check_loader_settings(batch_size, num_workers)
         for split in ("train", "val"):
             if split not in datasets or len(datasets[split]) == 0:
                 raise InputError(f"the {split} split has no sequences; check the data paths and split settings.")

@@ -21,6 +21,14 @@ log = logging.getLogger(__name__)
 RANK_WAIT_S = 3600.0
 
 
+def check_loader_settings(batch_size: int, num_workers: int) -> None:
+    """Refuse a batch size below 1 or a negative worker count, naming the setting."""
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise InputError(f"data.batch_size={batch_size}: give a positive number of sequences per batch (per device).")
+    if not isinstance(num_workers, int) or num_workers < 0:
+        raise InputError(f"data.num_workers={num_workers}: give 0 (load in the main process) or more workers.")
+
+
 def loader_generator(seed: int, epoch: int) -> torch.Generator:
     """A DataLoader's own generator (shuffling and worker seeds), from ``(seed, epoch)``.
 

@@ -28,6 +28,7 @@ from torch.utils.data import DataLoader
 from bigbird_dna.data.loaders import (
     ResumableLoader,
     batches_done,
+    check_loader_settings,
     loader_generator,
     wait_for_file,
 )
@@ -160,6 +161,7 @@ class GenomeMLMDataModule(L.LightningDataModule):
                  reverse_complement_prob: float = 0.5, windows_per_epoch: int = 4096, eval_windows: int = 64,
                  batch_size: int = 8, num_workers: int = 1):
         super().__init__()
+        check_loader_settings(batch_size, num_workers)
         self.cfg = {"fasta": fasta, "window_bp": window_bp, "max_n_fraction": max_n_fraction, "uppercase": uppercase,
                     "reverse_complement_prob": reverse_complement_prob, "windows_per_epoch": windows_per_epoch,
                     "eval_windows": eval_windows, "batch_size": batch_size, "num_workers": num_workers}

@@ -48,8 +48,12 @@ class LineProgress(ProgressBar):
             print(f"validation at step {trainer.global_step}: {shown}", flush=True)
 
 
-def progress_bar(log_every_n_steps: int = 50, interactive: bool | None = None) -> ProgressBar:
-    """A tqdm bar on a terminal, otherwise :class:`LineProgress`."""
+def progress_bar(log_every_n_steps: int = 50, interactive: bool | None = None,
+                 enabled: bool = True) -> ProgressBar | None:
+    """A tqdm bar on a terminal, otherwise :class:`LineProgress`; None when progress output is off
+    (``trainer.enable_progress_bar=false``, which Lightning refuses to combine with a bar)."""
+    if not enabled:
+        return None
     if interactive is None:
         interactive = sys.stderr.isatty()
     return TQDMProgressBar() if interactive else LineProgress(every=max(log_every_n_steps, 50))

@@ -39,15 +39,17 @@ GLOBAL_GROUPS = ("experiment", "debug")
 
 
 def holds_a_run(run_dir: Path) -> bool:
-    """Whether ``run_dir`` already holds a run: its record or any checkpoint."""
+    """Whether ``run_dir`` holds a run's work: a checkpoint, an export or a summary. (A run that
+    stopped before its first checkpoint, e.g. on bad input, left nothing to lose.)"""
     checkpoints = run_dir / "checkpoints"
-    return (run_dir / "config.yaml").exists() or (checkpoints.is_dir() and any(checkpoints.iterdir()))
+    return ((checkpoints.is_dir() and any(checkpoints.iterdir())) or (run_dir / "export").exists()
+            or (run_dir / "summary.json").exists())
 
 
 def refuse_existing_run(run_dir: Path) -> None:
     """Raise :class:`InputError` if a new run would overwrite the one in ``run_dir``."""
     if holds_a_run(run_dir):
-        raise InputError(f"{run_dir} already holds a run (config.yaml, checkpoints/); starting again there would "
+        raise InputError(f"{run_dir} already holds a run (checkpoints, export); starting again there would "
                          f"overwrite it. Resume it with ckpt_path=last hydra.run.dir={run_dir}, or start a new run "
                          "in another directory (leave out hydra.run.dir, or give a new one).")
 

@@ -70,8 +70,9 @@ def test_unknown_record_in_split_lists(tmp_path):
 @pytest.mark.parametrize("override", ["data.fastaa=x.fa", "trainer.max_stepz=3", "model=huge"])
 def test_unknown_override(tmp_path, override):
     result, run_dir = _train(tmp_path, override)
-    assert result.returncode != 0
+    assert result.returncode == 2, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
+    assert result.stderr.rstrip().splitlines()[-1].startswith("error: the config could not be composed")
     key = override.split("=")[0].split(".")[-1]
     assert key in result.stderr, result.stderr
 
@@ -86,3 +87,28 @@ def test_unwritable_output_directory(tmp_path):
     assert "Traceback" not in result.stderr, result.stderr
     assert "cannot write to the output directory" in result.stderr
     assert "Seed set" not in result.stdout + result.stderr, "training must not start"
+
+
+@pytest.mark.parametrize("override, needle", [("data.batch_size=0", "data.batch_size=0"),
+                                              ("data.num_workers=-1", "data.num_workers=-1")])
+def test_bad_loader_settings(tmp_path, override, needle):
+    result, run_dir = _train(tmp_path, f"data.fasta={LAMBDA}", override)
+    _assert_clean_failure(result, run_dir, needle)
+    assert result.returncode == 2
+
+
+def test_a_run_that_failed_on_bad_input_can_be_rerun_in_place_and_progress_output_can_be_off(tmp_path):
+    failed, run_dir = _train(tmp_path, f"data.fasta={LAMBDA}", "data.batch_size=0")
+    assert failed.returncode == 2
+    fixed, _ = _train(tmp_path, f"data.fasta={LAMBDA}", "trainer.enable_progress_bar=false", "trainer.max_steps=1")
+    assert fixed.returncode == 0, fixed.stderr[-2000:]
+    assert (run_dir / "summary.json").exists() and "step 1/" not in fixed.stdout
+
+
+def test_layout_plot_refuses_a_picture_that_would_not_fit_in_memory(tmp_path):
+    result = run_cli("bigbird_dna.attention.plot", "--preset", "dense", "--seq-len", "1000000", "--block-size", "16",
+                     "--out", str(tmp_path / "big.png"), timeout=60)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("error:") and "--block-size" in result.stderr
+    assert not (tmp_path / "big.png").exists()
+
