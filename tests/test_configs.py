@@ -47,7 +47,7 @@ def inputs(tmp_path) -> dict[str, str]:
                             for s in range(1000, 12000, 1000)))
     deepsea = tmp_path / "deepsea"
     deepsea.mkdir()
-    from bigbird_dna.data.chromatin.deepsea import encode_onehot
+    from bigbird_dna.data.chromatin.onehot import encode_onehot
     for name, writer, prefix in (("train.mat", write_v73, "train"), ("valid.mat", write_v5, "valid")):
         seqs, labels = planted_samples(8, seed=1)
         writer(deepsea / name, encode_onehot(seqs), labels, prefix=prefix)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bigbird_dna.data.chromatin.deepsea import encode_onehot
+from bigbird_dna.data.chromatin.onehot import encode_onehot
 from tests.chromatin.deepsea_files import (
     planted_samples,
     with_reverse_complements,

@@ -16,6 +16,7 @@ reverse-complement rows listed in :attr:`ChromatinDataModule.rc_pairs`.
 from __future__ import annotations
 
 import json
+import logging
 import math
 from pathlib import Path
 from typing import Any, Iterator
@@ -24,12 +25,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from bigbird_dna.data.chromatin.deepsea import (
-    DeepSEAFile,
-    decode_onehot,
-    detect_rc_layout,
-    rc_pairs,
-)
+from bigbird_dna.data.chromatin.deepsea import DeepSEAFile, detect_rc_layout, rc_pairs
+from bigbird_dna.data.chromatin.onehot import decode_onehot
 from bigbird_dna.data.chromatin.intervals import (
     IntervalWindows,
     check_intervals,
@@ -43,6 +40,8 @@ from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.runtime.atomic import write_text_atomic
 from bigbird_dna.runtime.distributed import rank_and_world_size
+
+log = logging.getLogger(__name__)
 
 
 class DeepSEASamples(IterableDataset):
@@ -184,6 +183,10 @@ class ChromatinDataModule(LabelledDataModule):
 
     def _datasets_deepsea(self, seed: int) -> tuple[dict, dict]:
         cfg = self.cfg
+        if cfg.get("test") and not Path(cfg["test"]).expanduser().exists():
+            log.warning("data.test=%s does not exist: training without a test split (give the bundle's "
+                        "test.mat to evaluate one, or data.test=null to silence this).", cfg["test"])
+            cfg = {**cfg, "test": None}
         files = {split: DeepSEAFile(cfg[split], self.num_labels, cfg.get("x_key"), cfg.get("y_key"))
                  for split in ("train", "val", "test") if cfg.get(split)}
         if "train" not in files or "val" not in files:

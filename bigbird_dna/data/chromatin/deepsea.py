@@ -35,32 +35,10 @@ import numpy as np
 import scipy.io
 from scipy.io.matlab import matfile_version
 
+from bigbird_dna.data.chromatin.onehot import check_values, decode_onehot
 from bigbird_dna.errors import InputError
 
-BASES = "AGCT"  # one-hot channel order of the bundle
-_LETTERS = np.frombuffer(f"{BASES}N".encode(), dtype=np.uint8)  # code 4: no channel set
-_CODES = np.full(256, 255, dtype=np.uint8)  # ASCII -> channel; 255 for N and anything else
-_CODES[np.frombuffer(BASES.encode(), dtype=np.uint8)] = np.arange(4)
 RC_LAYOUTS = ("halves", "interleaved")
-
-
-def decode_onehot(x: np.ndarray) -> list[str]:
-    """``x [n, 4, L]`` one-hot in A, G, C, T order -> ``n`` strings; an all-zero column is ``N``."""
-    codes = np.full((x.shape[0], x.shape[2]), 4, dtype=np.uint8)  # [n, L], N unless a channel is set
-    for channel in range(3, -1, -1):  # uint8 masks, not argmax's int64: a 1024-sample slab costs 1 MB each
-        codes[x[:, channel] != 0] = channel
-    letters = _LETTERS[codes]
-    return [row.tobytes().decode("ascii") for row in letters]
-
-
-def encode_onehot(seqs: list[str]) -> np.ndarray:
-    """Strings of equal length -> ``[n, 4, L]`` uint8 one-hot in A, G, C, T order; other letters -> 0."""
-    codes = _CODES[np.frombuffer("".join(seqs).upper().encode("ascii"), dtype=np.uint8)]
-    codes = codes.reshape(len(seqs), -1)  # [n, L]
-    onehot = np.zeros((codes.shape[0], 4, codes.shape[1]), dtype=np.uint8)
-    for channel in range(4):
-        onehot[:, channel] = codes == channel
-    return onehot
 
 
 def _file_format(path: Path) -> str:
@@ -208,8 +186,13 @@ class DeepSEAFile:
         return np.asarray(x[tuple(x_index)]).transpose(lay.x_axes), np.asarray(y[tuple(y_index)]).transpose(lay.y_axes)
 
     def read_sequences(self, start: int, stop: int) -> tuple[list[str], np.ndarray]:
-        """Samples ``[start, stop)`` as ``(strings, labels [n, C] float32)``."""
+        """Samples ``[start, stop)`` as ``(strings, labels [n, C] float32)``.
+
+        Raises:
+            InputError: a label other than 0 or 1, or a position with more than one base set.
+        """
         x, y = self.read(start, stop)
+        check_values(x, y, f"{self.path} samples [{start}, {stop})")
         return decode_onehot(x), y.astype(np.float32)
 
     def close(self) -> None:
