@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import torch
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.runtime.atomic import atomic_file
 
 # Errors that mean "the disk (or the quota, or the file size limit) is full".
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -39,29 +38,15 @@ def disk_full_error(path: str | os.PathLike, err: OSError, what: str) -> InputEr
 
 
 class AtomicCheckpointIO(TorchCheckpointIO):
-    """Lightning's ``TorchCheckpointIO`` with an atomic, fsynced save."""
+    """Lightning's ``TorchCheckpointIO`` with an atomic, fsynced save (:func:`atomic_file`)."""
 
     def save_checkpoint(self, checkpoint: dict[str, Any], path: str | os.PathLike,
                         storage_options: Any | None = None) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
         try:
-            with os.fdopen(fd, "wb") as handle:
+            with atomic_file(path, "wb") as handle:
                 torch.save(checkpoint, handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, 0o666 & ~_umask())
-            os.replace(tmp, path)
         except BaseException as err:
-            Path(tmp).unlink(missing_ok=True)
             full = disk_full_cause(err)
             if full is not None:
                 raise disk_full_error(path, full, "the checkpoint") from err
             raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

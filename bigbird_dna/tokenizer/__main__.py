@@ -16,28 +16,9 @@ import time
 from pathlib import Path
 
 from bigbird_dna.errors import InputError, exit_on_input_error
+from bigbird_dna.genome.bed import Region, read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.tokenizer.bpe import sample_training_chunks, train_bpe_tokenizer
-
-Region = tuple[str, int, int]
-
-
-def read_bed(path: Path) -> list[Region]:
-    """``(record, start, end)`` from the first three columns of a BED file (0-based, half-open)."""
-    if not path.is_file():
-        raise InputError(f"BED file not found: {path}.")
-    regions = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip() or line.startswith(("#", "track", "browser")):
-            continue
-        fields = line.split("\t") if "\t" in line else line.split()
-        try:
-            regions.append((fields[0], int(fields[1]), int(fields[2])))
-        except (IndexError, ValueError):
-            raise InputError(f"{path}:{number} is not a BED line (record, start, end): {line[:80]!r}.") from None
-    if not regions:
-        raise InputError(f"{path} holds no BED intervals.")
-    return regions
 
 
 def split_holdout(regions: list[Region], fraction: float) -> tuple[list[Region], list[Region]]:
@@ -45,9 +26,9 @@ def split_holdout(regions: list[Region], fraction: float) -> tuple[list[Region],
     train, held_out = [], []
     for record, start, end in regions:
         cut = end - int((end - start) * fraction)
-        train.append((record, start, cut))
+        train.append(Region(record, start, cut))
         if cut < end:
-            held_out.append((record, cut, end))
+            held_out.append(Region(record, cut, end))
     return train, held_out
 
 
