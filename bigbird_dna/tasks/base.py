@@ -20,11 +20,16 @@ from bigbird_dna.tasks.optim import build_optimizer
 RUN_SETTINGS = ("name", "monitor", "monitor_mode", "predict_window_bp")
 
 
+def summary_table(title: str, rows: list[tuple[str, str]]) -> str:
+    """A run's closing lines: a blank line, ``title``, then ``name  value`` rows aligned."""
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(["", title, *(f"  {k:<{width}}  {v}" for k, v in rows)])
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """The closing lines of a run: every metric of ``summary``."""
-    rows = [(k, f"{v:.4f}" if isinstance(v, float) else str(v)) for k, v in summary.items()]
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(["", "Training finished", *(f"  {k:<{width}}  {v}" for k, v in rows)])
+    return summary_table("Training finished", [(k, f"{v:.4f}" if isinstance(v, float) else str(v))
+                                               for k, v in summary.items()])
 
 
 class EncoderTask(L.LightningModule):

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from bigbird_dna.data.chromatin.datamodule import ChromatinDataModule
+from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.chromatin_report import (
     average_strands,
     parse_groups,
@@ -53,8 +54,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         ("export", summary["export"]),
         ("time", f"{summary['seconds']:.0f} s"),
     ]
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(["", "Chromatin-profile training finished", *(f"  {k:<{width}}  {v}" for k, v in rows)])
+    return summary_table("Chromatin-profile training finished", rows)
 
 
 class ChromatinTask(SequenceClassificationTask):

@@ -19,7 +19,7 @@ from bigbird_dna.data.mlm import GenomeMLMDataModule
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.heads import MLMHead
-from bigbird_dna.tasks.base import EncoderTask
+from bigbird_dna.tasks.base import EncoderTask, summary_table
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -37,8 +37,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         ("export", summary["export"]),
         ("time", f"{summary['seconds']:.0f} s"),
     ]
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(["", "MLM pretraining finished", *(f"  {k:<{width}}  {v}" for k, v in rows)])
+    return summary_table("MLM pretraining finished", rows)
 
 
 class MLMTask(EncoderTask):

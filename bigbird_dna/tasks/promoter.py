@@ -21,6 +21,7 @@ from torchmetrics.functional.classification import (
 
 from bigbird_dna.data.promoter.datamodule import EpdnewPromoterData, LabelledPromoterData
 from bigbird_dna.errors import InputError
+from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.classification import SequenceClassificationTask
 
 
@@ -35,8 +36,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         ("export", summary["export"]),
         ("time", f"{summary['seconds']:.0f} s"),
     ]
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(["", "Promoter fine-tuning finished", *(f"  {k:<{width}}  {v}" for k, v in rows)])
+    return summary_table("Promoter fine-tuning finished", rows)
 
 
 class PromoterTask(SequenceClassificationTask):
