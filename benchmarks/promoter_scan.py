@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> dict:
         start = time.perf_counter()
         predict([str(tmp / "genome.fa"), *common, "--out-prefix", str(tmp / "scan")])
         seconds = time.perf_counter() - start
-        windows = sum(1 for _ in open(tmp / "scan.tsv")) - 1
+        windows = sum(1 for line in open(tmp / "scan.tsv") if not line.startswith("#")) - 1
     scanner = PromoterTask(model, {}, num_labels=1).to(device).eval()
     model_only = model_only_windows_per_s(scanner.predict_proba, tokenizer.vocab_size, args.batch_size,
                                           args.tokens, device, precision)

@@ -24,7 +24,7 @@ from bigbird_dna.tokenizer.provision import first_bases
 
 
 def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
-                         max_tokens: int) -> tuple[torch.Tensor, torch.Tensor, int]:
+                         max_tokens: int) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
     """Tokenize sequences as ``[CLS] tokens [SEP]``, right-padded with the pad id (0).
 
     Args:
@@ -34,7 +34,7 @@ def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
 
     Returns:
         ``(input_ids [B, T] int64, attention_mask [B, T] bool, truncated)``, where ``T`` is the
-        longest row of this batch and ``truncated`` counts the sequences that were cut.
+        longest row of this batch and ``truncated`` lists the indices of the sequences that were cut.
     """
     if max_tokens < 3:
         raise InputError(f"max_tokens={max_tokens} leaves no room for a sequence between [CLS] and [SEP].")
@@ -44,7 +44,7 @@ def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
     ids = torch.full((len(rows), max(map(len, rows), default=2)), tokenizer.pad_id, dtype=torch.long)
     for i, row in enumerate(rows):
         ids[i, : len(row)] = torch.tensor(row)
-    truncated = sum(len(e) > body for e in encoded)
+    truncated = [i for i, e in enumerate(encoded) if len(e) > body]
     return ids, ids != tokenizer.pad_id, truncated
 
 

@@ -49,3 +49,21 @@ def iter_fasta(path: str | os.PathLike) -> Iterator[tuple[str, str]]:
         raise InputError(f"cannot read {path}: {err}. Check that it is a complete FASTA (plain or gzip).") from err
     if not count:
         raise InputError(f"{path} holds no FASTA records.")
+
+
+def record_names(path: str | os.PathLike) -> Iterator[str]:
+    """The record names of a FASTA (plain or gzip), read from its header lines only, in order.
+
+    As cheap as one pass over the file: sequence lines are skipped, not joined or checked (that is
+    :func:`iter_fasta`'s job), so a pre-flight check can afford it on a whole genome.
+    """
+    count = 0
+    try:
+        with open_text(path) as handle:
+            for line in handle:
+                if line.startswith(">"):
+                    count += 1
+                    title = line[1:].strip()
+                    yield title.split(None, 1)[0] if title else f"record_{count}"
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as err:
+        raise InputError(f"cannot read {path}: {err}. Check that it is a complete FASTA (plain or gzip).") from err

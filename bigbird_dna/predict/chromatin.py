@@ -14,8 +14,8 @@ one row per strand (``--combine per-strand``). Coordinates are 0-based, half-ope
 
 Output (``--format``):
 
-- ``PREFIX.tsv``: header ``record start end strand n_fraction <label names...>``, one probability
-  column per label;
+- ``PREFIX.tsv``: a ``# bigbird_dna predict key=value ...`` settings line, then the header
+  ``record start end strand n_fraction <label names...>``, one probability column per label;
 - ``PREFIX.h5``: datasets ``record`` (str), ``start``, ``end`` (int64), ``strand`` (str),
   ``n_fraction`` (float32), ``profiles [N, num_labels]`` (float32, chunked), ``label_names``, and
   the model and window settings as attributes. Rows are appended in blocks, never held all at once.
@@ -40,11 +40,13 @@ from bigbird_dna.genome.bed import read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.model.export import Export
+from bigbird_dna.predict.checks import settings, settings_comment
 from bigbird_dna.predict.driver import Scan, ScanProgress, ScanWindow, iter_windows
 from bigbird_dna.runtime.atomic import atomic_paths
 from bigbird_dna.tasks.chromatin_report import read_label_names
 
 ROW_FIELDS = ("record", "start", "end", "strand", "n_fraction")
+FLAGS = ("bed", "format")  # the task-specific flags this predictor uses
 _BLOCK = 1024
 
 
@@ -79,7 +81,7 @@ class ProfileWriter:
         self._rows: list[tuple] = []
         if fmt == "tsv":
             self._out = open(path, "w")
-            self._out.write("\t".join((*ROW_FIELDS, *label_names)) + "\n")
+            self._out.write(settings_comment(attrs) + "\t".join((*ROW_FIELDS, *label_names)) + "\n")
             return
         self._out = h5py.File(path, "w")
         text = h5py.string_dtype()
@@ -133,15 +135,19 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
     bed, fmt = getattr(args, "bed", None), getattr(args, "format", "tsv")
     if bed and len(args.fasta) != 1:
         raise InputError(f"--bed scores intervals on one genome: give exactly one FASTA, not {len(args.fasta)}.")
+    if bed and args.stride is not None:
+        raise InputError("--stride does not apply with --bed: each interval gets one window centred on it. "
+                         "Remove --stride (or --bed, to slide windows over the FASTA).")
     scan = Scan.from_args(export, args)
     num_labels = scan.model.hparams.num_labels
+    stride = None if bed else args.stride or scan.window
     if bed:
         bins, windows = bed_windows(bed, args.fasta[0], scan.window, scan.strands)
     else:
-        bins, windows = None, iter_windows(args.fasta, scan.window, args.stride or scan.window, scan.strands)
+        scan.check_fastas(args.fasta, stride)
+        bins, windows = None, iter_windows(args.fasta, scan.window, stride, scan.strands)
     path = Path(f"{args.out_prefix}.{'tsv' if fmt == 'tsv' else 'h5'}")
-    attrs = {"model": str(export.path), "window_bp": scan.window, "strands": args.strands, "combine": args.combine,
-             "input": str(bed or ",".join(map(str, args.fasta))), "coordinates": "0-based, half-open"}
+    attrs = settings(args, export, scan.window, stride, bed=bed, format=fmt)
     started, progress = time.monotonic(), ScanProgress(enabled=not args.no_progress and not bed)
     try:
         with atomic_paths([path]) as (tmp,):

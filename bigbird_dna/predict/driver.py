@@ -10,8 +10,9 @@ every base is scored with a full-length window. A record shorter than ``window``
 ``[0, L)``, as long as the record. The ``-`` strand of a window is the reverse complement of the
 same bases, and is yielded right after its ``+`` strand.
 
-**Strands.** With both strands and ``--combine mean`` the two scores of a window become one row,
-their mean, with strand ``.`` (:func:`combine_strands`); otherwise each strand is its own row.
+**Strands.** With both strands and ``--combine mean`` (or ``max``) the two scores of a window become
+one row, their mean (or maximum), with strand ``.`` (:func:`combine_strands`); with
+``--combine per-strand`` or one strand each strand is its own row.
 
 **Streaming.** Records are read one at a time (:func:`~bigbird_dna.genome.fasta_stream.iter_fasta`),
 windows are tokenized in a background thread while the model scores the previous batch, and scores
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from bigbird_dna.tasks.classification import SequenceClassificationTask
 
 STRAND_CHOICES = {"both": ("+", "-"), "+": ("+",), "-": ("-",)}
+COMBINE_CHOICES = ("mean", "max", "per-strand")
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,12 @@ def iter_windows(fastas: Sequence[str | os.PathLike], window: int, stride: int,
                     yield ScanWindow(record, start, end, strand, oriented, n_fraction)
 
 
+def long_window_message(record: str, start: int, end: int, strand: str, tokens: int, max_tokens: int) -> str:
+    """The error of a window that needs more than the model's ``max_tokens`` (0-based, half-open)."""
+    return (f"window {record}:{start}-{end} ({strand} strand, {end - start} bp) needs {tokens} tokens with [CLS] "
+            f"and [SEP], more than the model's {max_tokens}; lower --window (nothing was scored).")
+
+
 def _prefetch(items: Iterator, depth: int) -> Iterator:
     """Run ``items`` in a background thread, ``depth`` ahead; its exceptions re-raise here."""
     slots: queue.Queue = queue.Queue(maxsize=depth)
@@ -124,10 +132,10 @@ def _batches(windows: Iterator[ScanWindow], tokenizer: DNATokenizer, batch_size:
             batch.append(window)
         if batch and (window is None or len(batch) == batch_size):
             ids, mask, truncated = encode_with_specials(tokenizer, [w.seq for w in batch], max_tokens)
-            if truncated:
-                longest = max(batch, key=lambda w: w.end - w.start)
-                raise InputError(f"a {longest.end - longest.start}-bp window ({longest.record}:{longest.start}-"
-                                 f"{longest.end}) needs more than the model's {max_tokens} tokens; lower --window.")
+            if truncated:  # check_fastas catches these up front; BED windows are checked here
+                w = batch[truncated[0]]
+                tokens = len(tokenizer.encode(w.seq)) + 2
+                raise InputError(long_window_message(w.record, w.start, w.end, w.strand, tokens, max_tokens))
             yield batch, ids, mask
             batch = []
 
@@ -177,15 +185,18 @@ def resolve_precision(precision: str, device: torch.device) -> str:
 
 
 def combine_strands(scored: Iterable[tuple[ScanWindow, torch.Tensor]], strands: Sequence[str],
-                    mean: bool) -> Iterator[tuple[int, ScanWindow, str, torch.Tensor]]:
+                    combine: str) -> Iterator[tuple[int, ScanWindow, str, torch.Tensor]]:
     """Output rows of scored windows: ``(location, window, strand, scores)``.
 
     Each scanned location yields ``len(strands)`` windows back to back (``+`` before ``-``), as
-    :func:`iter_windows` cuts them; ``location`` counts the locations from 0. With ``mean`` and
-    both strands a location is one row, the mean of its two scores (in their dtype), with strand
-    ``.``; otherwise every window is a row on its own strand.
+    :func:`iter_windows` cuts them; ``location`` counts the locations from 0. With ``combine`` =
+    ``"mean"`` or ``"max"`` and both strands a location is one row, the mean or the elementwise
+    maximum of its two scores (in their dtype), with strand ``.``; otherwise (``"per-strand"``, or
+    one strand) every window is a row on its own strand.
     """
-    average = mean and len(strands) == 2
+    if combine not in COMBINE_CHOICES:
+        raise InputError(f"unknown strand combination {combine!r}; use one of {COMBINE_CHOICES}.")
+    average = combine != "per-strand" and len(strands) == 2
     pending = None
     for k, (window, scores) in enumerate(scored):
         if not average:
@@ -193,7 +204,7 @@ def combine_strands(scored: Iterable[tuple[ScanWindow, torch.Tensor]], strands: 
         elif window.strand == "+":
             pending = scores
         else:
-            yield k // 2, window, ".", (pending + scores) / 2
+            yield k // 2, window, ".", (pending + scores) / 2 if combine == "mean" else torch.maximum(pending, scores)
 
 
 @dataclass
@@ -204,7 +215,7 @@ class Scan:
     model: SequenceClassificationTask
     window: int
     strands: tuple[str, ...]
-    mean: bool
+    combine: str
     device: torch.device
     precision: str
 
@@ -219,7 +230,7 @@ class Scan:
 
         device = resolve_device(args.device)
         model = classifier_from_export(export).to(device)
-        return cls(export, model, window, STRAND_CHOICES[args.strands], args.combine == "mean", device,
+        return cls(export, model, window, STRAND_CHOICES[args.strands], args.combine, device,
                    resolve_precision(args.precision, device))
 
     def rows(self, windows: Iterable[ScanWindow], batch_size: int,
@@ -228,7 +239,13 @@ class Scan:
         of ``dtype``."""
         scored = score_windows(self.model.predict_proba, self.export.tokenizer, windows, batch_size,
                                self.model.config.max_positions, self.device, self.precision)
-        return combine_strands(((w, scores.to(dtype)) for w, scores in scored), self.strands, self.mean)
+        return combine_strands(((w, scores.to(dtype)) for w, scores in scored), self.strands, self.combine)
+
+    def check_fastas(self, fastas: Sequence[str | os.PathLike], stride: int) -> None:
+        """Before any scoring: no file or record name twice, no window longer than the model's context."""
+        from bigbird_dna.predict.checks import check_fastas
+
+        check_fastas(fastas, self.window, stride, self.strands, self.export.tokenizer, self.model.config.max_positions)
 
 
 class ScanProgress:

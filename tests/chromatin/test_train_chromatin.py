@@ -119,7 +119,7 @@ def test_predict_scores_bed_intervals_on_a_genome_to_tsv(trained, tmp_path):
     bed.write_text("chrA\t400\t600\tbin1\nchrB\t0\t200\tbin2\nchrB\t2300\t2500\tbin3\n")
     [path] = _predict("--model", str(run_dir / "export"), fasta, "--bed", str(bed), "--out-prefix",
                       str(tmp_path / "bins"), "--combine", "per-strand")
-    rows = [line.split("\t") for line in path.read_text().splitlines()]
+    rows = [line.split("\t") for line in path.read_text().splitlines() if not line.startswith("#")]
     assert rows[0][:6] == ["record", "start", "end", "strand", "n_fraction", "label_0"] and len(rows[0]) == 5 + 919
     assert [r[:4] for r in rows[1:]] == [["chrA", "400", "600", "+"], ["chrA", "400", "600", "-"],
                                          ["chrB", "0", "200", "+"], ["chrB", "0", "200", "-"],

@@ -61,26 +61,26 @@ def _scored(strands: tuple[str, ...], locations: int) -> list[tuple[ScanWindow, 
 
 
 def test_both_strands_averaged_become_one_row_per_location_with_strand_dot():
-    rows = list(combine_strands(_scored(("+", "-"), 3), ("+", "-"), mean=True))
+    rows = list(combine_strands(_scored(("+", "-"), 3), ("+", "-"), "mean"))
     assert [(loc, w.start, strand) for loc, w, strand, _ in rows] == [(0, 0, "."), (1, 10, "."), (2, 20, ".")]
     assert [scores.tolist() for *_, scores in rows] == [[0.125, 0.875], [1.125, -0.125], [2.125, -1.125]]
 
 
 def test_per_strand_rows_keep_each_strand_and_number_locations():
-    rows = list(combine_strands(_scored(("+", "-"), 2), ("+", "-"), mean=False))
+    rows = list(combine_strands(_scored(("+", "-"), 2), ("+", "-"), "per-strand"))
     assert [(loc, w.start, strand, scores[0].item()) for loc, w, strand, scores in rows] == [
         (0, 0, "+", 0.0), (0, 0, "-", 0.25), (1, 10, "+", 1.0), (1, 10, "-", 1.25)]
 
 
 @pytest.mark.parametrize("strand", ["+", "-"])
 def test_one_strand_is_never_averaged(strand):
-    rows = list(combine_strands(_scored((strand,), 2), (strand,), mean=True))
+    rows = list(combine_strands(_scored((strand,), 2), (strand,), "mean"))
     assert [(loc, s) for loc, _, s, _ in rows] == [(0, strand), (1, strand)]
 
 
 def test_the_mean_keeps_the_scores_dtype():
     scored = [(w, s.double()) for w, s in _scored(("+", "-"), 1)]
-    (_, _, _, scores), = combine_strands(scored, ("+", "-"), mean=True)
+    (_, _, _, scores), = combine_strands(scored, ("+", "-"), "mean")
     assert scores.dtype == torch.float64
 
 

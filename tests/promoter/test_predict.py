@@ -31,8 +31,13 @@ def promoter_export(tmp_path, tiny_tokenizer):
 
 
 def _rows(path):
-    lines = path.read_text().splitlines()
+    """Header and rows of a predict TSV or BED, without its settings (``#``) or ``track`` line."""
+    lines = [line for line in path.read_text().splitlines() if not line.startswith(("#", "track "))]
     return lines[0].split("\t"), [line.split("\t") for line in lines[1:]]
+
+
+def _bed(path):
+    return [line.split("\t") for line in path.read_text().splitlines() if not line.startswith("track ")]
 
 
 @pytest.mark.parametrize("suffix", [".fa", ".fa.gz"])
@@ -46,7 +51,7 @@ def test_predict_on_plain_and_gzip_fasta_writes_hand_computed_windows(tmp_path, 
     assert {r[3] for r in rows} == {"."}  # both strands, averaged
     assert all(0.0 <= float(r[4]) <= 1.0 for r in rows)
     assert [float(r[5]) for r in rows] == [0, 0, 0, 0.5, 0, 0]
-    bed = [line.split("\t") for line in (tmp_path / "out.bed").read_text().splitlines()]
+    bed = _bed(tmp_path / "out.bed")
     assert [(b[0], int(b[1]), int(b[2]), b[5]) for b in bed] == [(*e, ".") for e in EXPECTED]
     assert [int(b[4]) for b in bed] == [round(float(r[4]) * 1000) for r in rows]
 
@@ -79,7 +84,7 @@ def test_only_windows_at_or_above_the_threshold_reach_the_bed(tmp_path, promoter
           "--no-progress", "--device", "cpu", "--threshold", "0.5"])
     _, rows = _rows(tmp_path / "t.tsv")
     kept = [(r[0], int(r[1]), int(r[2])) for r in rows if float(r[4]) >= 0.5]
-    bed = [tuple(line.split("\t")[:3]) for line in (tmp_path / "t.bed").read_text().splitlines()]
+    bed = [tuple(b[:3]) for b in _bed(tmp_path / "t.bed")]
     assert [(b[0], int(b[1]), int(b[2])) for b in bed] == kept
     assert {r[3] for r in rows} == {"+"}
 
