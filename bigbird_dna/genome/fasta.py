@@ -31,6 +31,9 @@ from bigbird_dna.errors import InputError
 from bigbird_dna.genome.text import GZIP_MAGIC, is_gzip
 from bigbird_dna.runtime.atomic import atomic_file
 
+_BASES = frozenset("ACGTacgt")
+_BASE_PROBE_BP = 1 << 20  # bases read at a time while looking for a first real base
+
 
 def default_cache_dir() -> Path:
     """Folder for decompressed genome copies: ``$BIGBIRD_DNA_CACHE`` or ``~/.cache/bigbird_dna``."""
@@ -91,27 +94,48 @@ def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None 
     """
     path = Path(path).expanduser()
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
+    if path.is_dir():
+        raise InputError(f"genome FASTA {path} is a directory, not a file. Set data.fasta=PATH to the FASTA "
+                         "file inside it.")
     if not path.is_file():
         raise InputError(f"genome FASTA not found: {path}. Set data.fasta=PATH to an existing FASTA file.")
     if path.stat().st_size == 0:
         raise InputError(f"genome FASTA is empty: {path}. Point data.fasta at a FASTA with sequence records.")
+    original, copy = path, None
     if is_gzip(path) and not _is_bgzip(path):
-        path = _decompress_once(path, cache)
-    elif not is_gzip(path):
+        path = copy = _decompress_once(path, cache)
+    try:
         with open(path, "rb") as handle:
             first = handle.read(1)
-        if first != b">":
-            raise InputError(f"{path} is not a FASTA file: it should start with '>' (a record header).")
-    path = _readable_location(path, cache)
-    genome = Genome(path)  # builds and validates the .fai once, here, before any worker starts
-    try:
-        if not genome.record_lengths:
-            raise InputError(f"{path} holds no FASTA records. Check that it is a FASTA file.")
-        if sum(genome.record_lengths.values()) == 0:
-            raise InputError(f"every record in {path} is empty. The genome needs sequence to train on.")
-    finally:
-        genome.close()
+        if not is_gzip(path) and first != b">":
+            raise InputError(f"{original} is not a FASTA file: it should start with '>' (a record header).")
+        path = _readable_location(path, cache)
+        with Genome(path) as genome:  # builds and validates the .fai once, here, before any worker starts
+            _check_has_sequence(genome, original)
+    except InputError as err:
+        if copy is None:
+            raise
+        for junk in (copy, Path(f"{copy}.fai")):  # a bad copy must not be found again next run
+            junk.unlink(missing_ok=True)
+        raise InputError(str(err).replace(str(copy), f"{original} (once decompressed)")) from err
     return path
+
+
+def _check_has_sequence(genome: "Genome", source: Path) -> None:
+    """Refuse a FASTA with no records, only empty records, or not one A/C/G/T base (all N/IUPAC).
+
+    Reads only until the first base is found: one chunk for any real genome."""
+    if not genome.record_lengths:
+        raise InputError(f"{source} holds no FASTA records. Check that it is a FASTA file.")
+    total = sum(genome.record_lengths.values())
+    if total == 0:
+        raise InputError(f"every record in {source} is empty. The genome needs sequence to train on.")
+    for record, length in genome.record_lengths.items():
+        for start in range(0, length, _BASE_PROBE_BP):
+            if _BASES & set(genome.fetch(record, start, min(start + _BASE_PROBE_BP, length))):
+                return
+    raise InputError(f"{source} holds no A, C, G or T: all {total:,} bp are N or other ambiguous codes, so there "
+                     "is nothing to train on or predict. Check that it is the right genome.")
 
 
 class Genome:

@@ -26,6 +26,8 @@ def open_text(path: str | os.PathLike, what: str = "file", fix: str = "") -> Tex
             it cannot be read.
     """
     path = Path(path).expanduser()
+    if path.is_dir():
+        raise InputError(f"{what} {path} is a directory, not a file." + (f" {fix}" if fix else ""))
     if not path.is_file():
         raise InputError(f"{what} not found: {path}." + (f" {fix}" if fix else ""))
     try:

@@ -24,6 +24,7 @@ import torch
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.runtime.atomic import atomic_directory
+from bigbird_dna.runtime.checkpoint_io import disk_full_cause
 from bigbird_dna.tokenizer import DNATokenizer
 
 EXPORT_FILES = ("model.pt", "config.json", "tokenizer.json")
@@ -45,14 +46,26 @@ class Export:
 def write_export(out_dir: str | os.PathLike, task: str, state_dict: dict[str, Any], model_config: dict,
                  tokenizer: DNATokenizer, task_config: dict | None = None,
                  metadata: dict | None = None) -> Path:
-    """Write an export directory atomically and return its path."""
-    with atomic_directory(out_dir) as staging:
-        torch.save({k: v.detach().cpu() if torch.is_tensor(v) else v for k, v in state_dict.items()},
-                   staging / "model.pt")
-        config = {"task": task, "model": model_config, "task_config": task_config or {},
-                  "metadata": {**(metadata or {}), "tokenizer_sha256": tokenizer.sha256}}
-        (staging / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True))
-        tokenizer.save(staging / "tokenizer.json")
+    """Write an export directory atomically and return its path.
+
+    Raises:
+        InputError: the folder cannot be written (read-only, under a file) or the disk is full; an
+            earlier export at ``out_dir`` is left as it was.
+    """
+    try:
+        with atomic_directory(out_dir) as staging:
+            with open(staging / "model.pt", "wb") as handle:  # a Python handle: a full disk is an OSError
+                torch.save({k: v.detach().cpu() if torch.is_tensor(v) else v for k, v in state_dict.items()}, handle)
+            config = {"task": task, "model": model_config, "task_config": task_config or {},
+                      "metadata": {**(metadata or {}), "tokenizer_sha256": tokenizer.sha256}}
+            (staging / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True))
+            tokenizer.save(staging / "tokenizer.json")
+    except (OSError, RuntimeError) as err:  # torch.save reports a full disk as a RuntimeError
+        cause = disk_full_cause(err) or (err if isinstance(err, OSError) else None)
+        if cause is None:
+            raise
+        raise InputError(f"cannot write the export {out_dir}: {cause.strerror or cause}; nothing was written under "
+                         "that name (an earlier export there is intact). Free space or write to another folder.") from err
     return Path(out_dir)
 
 

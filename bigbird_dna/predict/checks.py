@@ -22,6 +22,7 @@ from bigbird_dna import __version__
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta_stream import iter_fasta, record_names
 from bigbird_dna.predict.driver import iter_windows, long_window_message
+from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
 from bigbird_dna.tokenizer import DNATokenizer
 
 # Flags that only some tasks use, with what they do (for the error message).
@@ -44,13 +45,11 @@ def check_output_folder(prefix: str | os.PathLike) -> None:
     """Create the folder of ``prefix`` if needed and prove it is writable, or raise :class:`InputError`."""
     folder = Path(prefix).expanduser().parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".{Path(prefix).name}.write_test.{os.getpid()}"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as err:
-        raise InputError(f"cannot write to the output folder {folder}: {err.strerror or err}. Choose a writable "
-                         "one with --out-prefix DIR/NAME.") from err
+        ensure_writable_dir(folder)
+    except InputError as err:
+        cause = err.__cause__
+        raise InputError(f"cannot write to the output folder {folder}: {getattr(cause, 'strerror', None) or cause}. "
+                         "Choose a writable one with --out-prefix DIR/NAME.") from cause
 
 
 def _check_same_files(fastas: Sequence[str | os.PathLike]) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from bigbird_dna.errors import InputError, exit_on_input_error
 from bigbird_dna.genome.bed import Region, read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
 from bigbird_dna.tokenizer.bpe import sample_training_chunks, train_bpe_tokenizer
 
 
@@ -57,6 +58,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def check_writable(out: Path) -> Path:
+    """The file ``--out`` names (``out/tokenizer.json`` for a folder), after proving its folder writable."""
+    target = out / "tokenizer.json" if out.is_dir() else out
+    try:
+        ensure_writable_dir(target.parent)
+    except InputError as err:
+        cause = err.__cause__
+        raise InputError(f"cannot write {target}: {getattr(cause, 'strerror', None) or cause}. Choose a writable "
+                         "--out.") from cause
+    return target
+
+
 @exit_on_input_error
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
@@ -64,6 +77,7 @@ def main(argv: list[str] | None = None) -> None:
         raise InputError(f"--holdout-fraction must be in [0, 1), got {args.holdout_fraction}.")
     if not args.fasta.is_file():
         raise InputError(f"genome FASTA not found: {args.fasta}. Pass --fasta PATH to an existing FASTA file.")
+    target = check_writable(args.out)  # before the work, not after it
     started = time.perf_counter()
     fasta = prepare_genome(args.fasta)
     regions = read_bed(args.bed) if args.bed else None
@@ -76,7 +90,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"sampled {sum(map(len, chunks)):,} bp in {len(chunks)} chunks from {len(train_regions)} regions "
           f"of {args.fasta}")
     tokenizer = train_bpe_tokenizer(chunks, args.vocab_size, args.max_token_length, args.min_frequency)
-    out = tokenizer.save(args.out)
+    try:
+        out = tokenizer.save(target)
+    except OSError as err:
+        raise InputError(f"cannot write {target}: {err.strerror or err}; nothing was written under that name. "
+                         "Free space or choose another --out.") from err
     print(f"vocab size {tokenizer.vocab_size} (max token length {args.max_token_length}), "
           f"sha256 {tokenizer.sha256[:16]}")
 

@@ -8,7 +8,8 @@ genomes, the end of each record (``holdout_fraction``); see :mod:`bigbird_dna.ge
 realised split, with sample counts, is written to ``split_manifest.json``.
 
 ``source: labelled`` (``conf/data/promoter_labelled.yaml``): TSV/CSV or one FASTA per class for
-train, and optionally val and test; without val, a seeded ``val_fraction`` of train is held out.
+train, and optionally val and test; without val, a seeded ``val_fraction`` of each class of train
+is held out (stratified). A validation set with one class is refused (its AUROC is undefined).
 
 Sequences are read lazily, one per item, from a :class:`Genome` opened in each worker process; a
 DeePromoter negative is derived from its positive with a generator seeded by ``(seed, split, index)``,
@@ -145,6 +146,29 @@ class EpdnewPromoterData(LabelledDataModule):
                                       min_chunk_bp=min(1000, min(e - s for _, s, e in regions)))
 
 
+def check_both_classes(labels: np.ndarray, what: str, fix: str) -> None:
+    """Refuse a set with one class: AUROC, AUPRC and MCC are undefined on it (``nan``), and the best
+    checkpoint would be chosen on ``nan``."""
+    positives = int((labels == 1).sum())
+    negatives = len(labels) - positives
+    if not positives or not negatives:
+        raise InputError(f"{what} holds {positives} positives and {negatives} negatives; AUROC is undefined with "
+                         f"one class, so {fix}.")
+
+
+def stratified_holdout(labels: np.ndarray, fraction: float, seed: int) -> tuple[list[int], list[int]]:
+    """``(kept, held_out)`` indices: a seeded ``fraction`` of each class held out (at least one of a
+    class with two or more members, so the held-out set has both classes when the data does)."""
+    rng = np.random.default_rng(seed)
+    kept, held_out = [], []
+    for value in np.unique(labels):
+        members = rng.permutation(np.flatnonzero(labels == value))
+        cut = min(max(1, round(fraction * len(members))), len(members) - 1)
+        held_out += members[:cut].tolist()
+        kept += members[cut:].tolist()
+    return sorted(kept), sorted(held_out)
+
+
 class LabelledPromoterData(LabelledDataModule):
     """Promoter / non-promoter sequences from TSV/CSV tables or one FASTA per class.
 
@@ -162,13 +186,16 @@ class LabelledPromoterData(LabelledDataModule):
         train = read_labelled(data["train"], *columns)
         if data.get("val"):
             val: Dataset = read_labelled(data["val"], *columns)
+            check_both_classes(val.labels[:, 0], f"the validation set {data['val']}", "give a data.val with both")
         else:
             fraction = data["val_fraction"]
             if not 0.0 < fraction < 1.0:
                 raise InputError(f"data.val_fraction={fraction} must lie in (0, 1) when data.val is not given.")
-            order = np.random.default_rng(seed).permutation(len(train))
-            cut = max(1, round(fraction * len(train)))
-            train, val = Subset(train, order[cut:].tolist()), Subset(train, order[:cut].tolist())
+            kept, held_out = stratified_holdout(train.labels[:, 0], fraction, seed)
+            check_both_classes(train.labels[held_out, 0], f"the validation set held out of {data['train']} "
+                               f"(data.val_fraction={fraction}, stratified)", "give both classes at least two "
+                               "sequences in data.train, or a data.val with both")
+            train, val = Subset(train, kept), Subset(train, held_out)
         test = read_labelled(data["test"], *columns) if data.get("test") else []
         super().__init__({"train": train, "val": val, "test": test}, data["batch_size"], data["num_workers"], seed)
         self.counts = {split: len(ds) for split, ds in self.datasets.items()}
