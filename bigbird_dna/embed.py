@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 from bigbird_dna import __version__
-from bigbird_dna.errors import InputError, exit_on_input_error
+from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.genome.bed import Region, read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.fasta_stream import iter_fasta
@@ -36,8 +36,9 @@ CHUNK = 256  # sequences embedded per call: bounds memory on a long stream
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bigbird-dna-embed", description=__doc__.split("\n\n")[0],
-                                     epilog=__doc__.split("\n\n", 1)[1],
+    text = plain_help(__doc__)
+    parser = argparse.ArgumentParser(prog="bigbird-dna-embed", description=text.split("\n\n")[0],
+                                     epilog=text.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("fastas", nargs="*", help="FASTA files (plain or gzip): one vector per record or window")
     parser.add_argument("--model", required=True, help="export folder or save_pretrained folder")
