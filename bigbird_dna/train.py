@@ -276,7 +276,12 @@ def main(cfg: DictConfig) -> float | None:
 def cli() -> None:
     """``python -m bigbird_dna.train`` and ``bigbird-dna-train``: :func:`main`, with exit status 2
     when Hydra cannot compose the config (an unknown override, a missing config file) instead of
-    Hydra's 1, like every other input error."""
+    Hydra's 1, like every other input error. ``--version`` prints the package version."""
+    if "--version" in sys.argv[1:]:
+        from bigbird_dna import __version__
+
+        print(f"bigbird-dna-train {__version__}")
+        return
     try:
         main()
     except SystemExit as stop:

@@ -12,8 +12,14 @@ the key block: global (rows and columns of global blocks), window, random, or de
 from __future__ import annotations
 
 import argparse
+import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:  # the [plot] extra; this module is a CLI, so say so in one line
+    print("error: drawing layouts needs the optional package matplotlib: pip install 'bigbird_dna[plot]'.",
+          file=sys.stderr)
+    sys.exit(2)
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

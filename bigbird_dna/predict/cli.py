@@ -33,7 +33,8 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from bigbird_dna.errors import InputError, exit_on_input_error
+from bigbird_dna import __version__
+from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.model.export import load_export
 from bigbird_dna.predict.checks import check_output_folder, check_task_flags
 from bigbird_dna.predict.driver import COMBINE_CHOICES, STRAND_CHOICES
@@ -52,8 +53,9 @@ def predicting_tasks() -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bigbird_dna.predict", description=__doc__.split("\n\n")[0],
-                                     epilog=__doc__.split("\n\n", 1)[1],
+    text = plain_help(__doc__)
+    parser = argparse.ArgumentParser(prog="bigbird-dna-predict", description=text.split("\n\n")[0],
+                                     epilog=text.split("\n\n", 1)[1],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("fasta", nargs="+", help="FASTA files to scan (plain or gzip), one or more")
     parser.add_argument("--model", required=True, help="export folder of a trained model (<run dir>/export)")
@@ -78,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
                         help="auto = bf16 autocast on GPU, fp32 on CPU")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
@@ -177,3 +180,8 @@ def main(argv: list[str] | None = None) -> list[Path]:
     for path in written:
         print(f"wrote {path}", file=sys.stderr)
     return written
+
+
+def cli() -> None:
+    """Console-script entry point ``bigbird-dna-predict`` (:func:`main` returns the written paths)."""
+    main()

@@ -15,7 +15,8 @@ import argparse
 import time
 from pathlib import Path
 
-from bigbird_dna.errors import InputError, exit_on_input_error
+from bigbird_dna import __version__
+from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.genome.bed import Region, read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
@@ -35,8 +36,9 @@ def split_holdout(regions: list[Region], fraction: float) -> tuple[list[Region],
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m bigbird_dna.tokenizer", description=__doc__,
+        prog="bigbird-dna-tokenizer", description=plain_help(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--fasta", required=True, type=Path, help="genome FASTA (plain, gzip or bgzip)")
     parser.add_argument("--out", type=Path, default=Path("tokenizer.json"),
                         help="output json file, or an existing directory (default: %(default)s)")

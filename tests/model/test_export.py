@@ -29,7 +29,8 @@ def _state() -> dict:
 def test_write_then_load_round_trips_every_part(tmp_path, tokenizer):
     path = write_export(tmp_path / "run" / "export", "promoter", _state(), MODEL_CONFIG, tokenizer,
                         task_config={"predict_window_bp": 100}, metadata={"seed": 3})
-    assert sorted(p.name for p in path.iterdir()) == sorted(EXPORT_FILES)
+    assert sorted(p.name for p in path.iterdir()) == sorted([*EXPORT_FILES, "model.pt", "tokenizer_config.json",
+                                                                  "special_tokens_map.json"])
     loaded = load_export(path, task="promoter")
     assert (loaded.task, loaded.model_config, loaded.task_config) == ("promoter", MODEL_CONFIG, {"predict_window_bp": 100})
     assert loaded.metadata == {"seed": 3, "tokenizer_sha256": tokenizer.sha256}
@@ -41,7 +42,7 @@ def test_write_then_load_round_trips_every_part(tmp_path, tokenizer):
 def test_a_folder_that_is_not_an_export_is_refused_naming_what_is_missing(tmp_path, tokenizer):
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "config.json").write_text("{}")
-    with pytest.raises(InputError, match="not a bigbird_dna export: missing model.pt, tokenizer.json"):
+    with pytest.raises(InputError, match="not a bigbird_dna export: missing tokenizer.json, model.safetensors or model.pt"):
         load_export(tmp_path / "run")
     path = write_export(tmp_path / "export", "mlm", _state(), MODEL_CONFIG, tokenizer)
     with pytest.raises(InputError, match="holds a 'mlm' model, but a 'promoter' model is needed"):
@@ -59,7 +60,7 @@ def test_a_failure_mid_write_leaves_no_half_export_and_keeps_the_old_one(tmp_pat
     def broken_save(path):
         raise OSError("disk full")
 
-    monkeypatch.setattr(tokenizer, "save", broken_save)  # fails after model.pt and config.json
+    monkeypatch.setattr(export_module, "hf_tokenizer_json", broken_save)  # fails after model.pt and config.json
     with pytest.raises(OSError, match="disk full"):
         write_export(tmp_path / "export", "mlm", _state(), MODEL_CONFIG, tokenizer)
     assert list(tmp_path.iterdir()) == []

@@ -32,11 +32,15 @@ from pathlib import Path
 
 import h5py
 import numpy as np
-import scipy.io
-from scipy.io.matlab import matfile_version
 
 from bigbird_dna.data.chromatin.onehot import check_values, decode_onehot
-from bigbird_dna.errors import InputError
+from bigbird_dna.errors import InputError, require_extra
+
+
+def _scipy_io():
+    """``scipy.io``, from the ``[deepsea]`` extra: only .mat files need it."""
+    return require_extra("scipy.io", "deepsea", "reading DeepSEA .mat files")
+
 
 RC_LAYOUTS = ("halves", "interleaved")
 
@@ -45,8 +49,9 @@ def _file_format(path: Path) -> str:
     """``"hdf5"`` (MATLAB v7.3 or plain HDF5) or ``"mat5"``."""
     if h5py.is_hdf5(path):
         return "hdf5"
+    scipy_io = _scipy_io()
     try:
-        major, _ = matfile_version(str(path))
+        major, _ = scipy_io.matlab.matfile_version(str(path))
     except Exception as err:  # scipy raises plain ValueError/TypeError on foreign bytes
         raise InputError(f"{path} is neither a MATLAB .mat file nor HDF5 ({err}). Point the data config "
                          "at the DeepSEA bundle's train.mat, valid.mat or test.mat.") from err
@@ -145,7 +150,7 @@ class DeepSEAFile:
             with h5py.File(self.path, "r") as handle:
                 shapes = {k: v.shape for k, v in handle.items() if isinstance(v, h5py.Dataset)}
         else:
-            shapes = {name: shape for name, shape, _ in scipy.io.whosmat(str(self.path))}
+            shapes = {name: shape for name, shape, _ in _scipy_io().whosmat(str(self.path))}
         self.layout = _resolve_layout(self.path, fmt, shapes, num_labels, x_key, y_key)
         self._arrays: tuple | None = None
         self._pid: int | None = None
@@ -164,7 +169,7 @@ class DeepSEAFile:
                 handle = h5py.File(self.path, "r")
                 self._arrays = (handle, handle[self.layout.x_key], handle[self.layout.y_key])
             else:  # v5 cannot be read in parts: load once, shared copy-on-write by forked workers
-                mat = scipy.io.loadmat(str(self.path), variable_names=[self.layout.x_key, self.layout.y_key])
+                mat = _scipy_io().loadmat(str(self.path), variable_names=[self.layout.x_key, self.layout.y_key])
                 self._arrays = (None, mat[self.layout.x_key], mat[self.layout.y_key])
             self._pid = os.getpid()
         return self._arrays
