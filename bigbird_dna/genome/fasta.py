@@ -121,7 +121,7 @@ def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None 
     return path
 
 
-def _check_has_sequence(genome: "Genome", source: Path) -> None:
+def _check_has_sequence(genome: Genome, source: Path) -> None:
     """Refuse a FASTA with no records, only empty records, or not one A/C/G/T base (all N/IUPAC).
 
     Reads only until the first base is found: one chunk for any real genome."""

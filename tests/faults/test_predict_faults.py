@@ -137,19 +137,8 @@ def test_an_output_folder_that_cannot_exist_gives_one_error(tmp_path, export):
     assert result.stderr.startswith("error: cannot write to the output folder") and "a_file" in result.stderr
 
 
-@pytest.fixture
-def tiny_disk(tmp_path):
-    """A 32 KiB tmpfs (needs root, as on CI); unmounted afterwards."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32k", "tmpfs", str(mount)], capture_output=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (not root?): {made.stderr.decode().strip()}")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def test_a_full_output_disk_gives_one_error_and_no_partial_file(tiny_disk, export):
+def test_a_full_output_disk_gives_one_error_and_no_partial_file(small_tmpfs, export):
+    tiny_disk = small_tmpfs("32k")
     earlier = tiny_disk / "earlier.tsv"
     earlier.write_text("kept\n")
     result = run_cli("bigbird_dna.predict", "--model", str(export), str(LAMBDA), "--stride", "5",
