@@ -221,6 +221,6 @@ class BigBirdDNA:
                    for i, seq in enumerate(batch) for strand in chosen)
         scored = score_windows(self.module.predict_proba, self.tokenizer, windows, batch_size,
                                self.config.max_positions, self.device, self.precision)
-        rows = [scores for _, _, _, scores in combine_strands(scored, chosen, mean=True)]
+        rows = [scores for _, _, _, scores in combine_strands(scored, chosen, "mean")]
         probs = torch.stack(rows) if rows else torch.empty(0, self.num_labels)
         return probs[:, 0] if self.num_labels == 1 else probs

@@ -45,7 +45,8 @@ def test_predict_gives_the_scores_of_the_predict_cli(promoter_export, tmp_path):
     fasta = write_fasta(tmp_path / "w.fa", {f"s{i}": s for i, s in enumerate(seqs)})
     predict_main(["--model", str(promoter_export), str(fasta), "--out-prefix", str(tmp_path / "cli"),
                   "--batch-size", "4", "--device", "cpu", "--no-progress"])
-    rows = [line.split("\t") for line in (tmp_path / "cli.tsv").read_text().splitlines()[1:]]
+    lines = [line for line in (tmp_path / "cli.tsv").read_text().splitlines() if not line.startswith("#")]
+    rows = [line.split("\t") for line in lines[1:]]  # after the settings line and the header
     model = BigBirdDNA.from_pretrained(promoter_export, device="cpu")
     probs = model.predict(seqs, batch_size=4)
     assert probs.shape == (len(seqs),)

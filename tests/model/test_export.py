@@ -61,7 +61,7 @@ def test_a_failure_mid_write_leaves_no_half_export_and_keeps_the_old_one(tmp_pat
         raise OSError("disk full")
 
     monkeypatch.setattr(export_module, "hf_tokenizer_json", broken_save)  # fails after model.pt and config.json
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(InputError, match="cannot write the export .*disk full"):
         write_export(tmp_path / "export", "mlm", _state(), MODEL_CONFIG, tokenizer)
     assert list(tmp_path.iterdir()) == []
     monkeypatch.undo()
@@ -71,7 +71,7 @@ def test_a_failure_mid_write_leaves_no_half_export_and_keeps_the_old_one(tmp_pat
         raise OSError("io")
 
     monkeypatch.setattr(export_module.torch, "save", broken_torch_save)  # fails first, on model.pt
-    with pytest.raises(OSError, match="io"):
+    with pytest.raises(InputError, match="cannot write the export .*io"):
         write_export(path, "mlm", _state(), MODEL_CONFIG, tokenizer, metadata={"v": 2})
     assert load_export(path).metadata["v"] == 1
     assert [p.name for p in tmp_path.iterdir()] == ["export"]
