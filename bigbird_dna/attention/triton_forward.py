@@ -26,6 +26,34 @@ def _item_coords(pid, item_row, num_batch, num_blocks):
 
 
 @triton.jit
+def _item_span(item, item_start, item_end, idx, CHUNK: tl.constexpr, PRELOAD: tl.constexpr):
+    """The item's CSR span ``[lo, hi)`` of ``idx`` and, with ``PRELOAD``, its block indices.
+
+    Preloading the (at most ``CHUNK``, a power of 2) indices into registers before the loop lets
+    the compiler pipeline the K/V loads: with ``tl.load(idx + it)`` inside the loop, the loads of
+    one iteration wait on that iteration's index load and nothing is prefetched.
+    """
+    lo = tl.load(item_start + item)
+    hi = tl.load(item_end + item)
+    offs = tl.arange(0, CHUNK)
+    if PRELOAD:
+        blocks = tl.load(idx + lo + offs, mask=offs < hi - lo, other=0)
+    else:
+        blocks = tl.zeros([CHUNK], tl.int32)
+    return lo, hi, offs, blocks
+
+
+@triton.jit
+def _block_at(idx, it, lo, offs, blocks, PRELOAD: tl.constexpr):
+    """Block index ``idx[it]``: selected from the preloaded ``blocks``, or loaded."""
+    if PRELOAD:
+        blk = tl.sum(tl.where(offs == it - lo, blocks, 0))
+    else:
+        blk = tl.load(idx + it)
+    return blk
+
+
+@triton.jit
 def _load_tile(base, offs_t, stride_t, seq_len, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr):
     """Load rows ``offs_t`` of a [T, HEAD_DIM] slice; rows past ``seq_len`` read as 0."""
     ptrs = base + offs_t[:, None] * stride_t + tl.arange(0, HEAD_DIM)[None, :]
@@ -66,6 +94,7 @@ def _attn_fwd_kernel(
     seq_len, num_heads, num_blocks, num_batch, num_parts,
     BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr,
     HAS_KPM: tl.constexpr, MASK_KEYS: tl.constexpr, DOT_PRECISION: tl.constexpr,
+    CHUNK: tl.constexpr, PRELOAD: tl.constexpr,
 ):
     """One query block against the key blocks ``kv_idx[start:end]``: online softmax."""
     item, b, h, qblk = _item_coords(tl.program_id(0), item_row, num_batch, num_blocks)
@@ -83,8 +112,9 @@ def _attn_fwd_kernel(
     m_i = tl.full([BLOCK], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK], tl.float32)
     acc = tl.zeros([BLOCK, HEAD_DIM], tl.float32)
-    for it in range(tl.load(item_start + item), tl.load(item_end + item)):
-        start_n = tl.load(kv_idx + it) * BLOCK
+    lo, hi, offs_c, blocks = _item_span(item, item_start, item_end, kv_idx, CHUNK, PRELOAD)
+    for it in range(lo, hi):
+        start_n = _block_at(kv_idx, it, lo, offs_c, blocks, PRELOAD) * BLOCK
         if MASK_KEYS:
             key_ok = arange_n < seq_len - start_n
             if HAS_KPM:
