@@ -45,7 +45,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.harness import bench_ms, environment, is_gpu, peak_mib, relative_error, wall_s  # noqa: E402
 
-VARIANT_NAMES = ("v0", "loop", "preload", "preload-dkdv-w8", "preload-dkdv-r168")  # triton_kernels.VARIANTS
+VARIANT_NAMES = ("v0", "loop", "preload", "preload-fused", "preload-dkdv-w8", "preload-dkdv-r168")  # = VARIANTS
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -20,8 +20,10 @@ Algorithm (FlashAttention-2 over a block graph):
   does one host sync (to size the grid); later calls do none and are CUDA-graph capturable. Split
   items run first, then whole rows head-major (``KernelOptions.order``); the chunk size follows
   the total work and the SM count (``KernelOptions.chunk_blocks=None``).
-- **Launches.** Forward: the main kernel, plus the merge when rows are split. Backward: Delta,
-  dQ, dK/dV, plus one scatter for all split rows and columns, after one zero fill.
+- **Launches.** Forward: the main kernel, plus the merge when rows are split (or, with
+  ``KernelOptions.merge="fused"``, a zero fill of per-row arrival counters: the last item of a
+  split row merges it). Backward: Delta, dQ, dK/dV, plus one scatter for all split rows and
+  columns, after one zero fill.
 - **Masking.** Only when needed (``T % b != 0`` or a ``key_padding_mask``) are scores masked per
   element. Padding keys are never attended. Padding query rows, and rows without any attendable key,
   output exactly 0; their LSE is stored as ``+inf`` so that they get zero gradient everywhere.
@@ -31,7 +33,8 @@ Algorithm (FlashAttention-2 over a block graph):
   0}`` (no prefetch) when there is no padding mask; with a padding mask forward and dQ already
   pipeline (``num = 2``) but dK/dV does not. With the item's indices preloaded into registers
   (``"preload"``) every case waits with ``num = 2`` (forward, dQ) or ``num = 4`` (dK/dV), for 2-4
-  more registers and 16-17 KiB more shared memory. dK/dV uses 194-198 registers at 4 warps (2
+  more registers and 16-17 KiB more shared memory (the fused merge adds 6 more registers to the
+  forward: 126). dK/dV uses 194-198 registers at 4 warps (2
   programs per SM); ``dkdv_num_warps=8`` gives 152-158, ``dkdv_maxnreg=168`` gives 168 with
   112 bytes of spill (3 per SM). Which is faster is not measured yet: ``VARIANTS`` names the
   options that ``benchmarks/attention.py`` times side by side.
@@ -86,6 +89,7 @@ SUPPORTED_BLOCK_SIZES = (16, 32, 64, 128)
 SUPPORTED_HEAD_DIMS = (16, 32, 64, 128)
 SUPPORTED_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 INDEX_MODES = ("loop", "preload")
+MERGES = ("launch", "fused")
 PROGRAMS_PER_SM = 4  # resident forward programs per SM (117-134 registers per thread at 4 warps, sm_90)
 _LOG2E = 1.4426950408889634
 
@@ -101,30 +105,38 @@ class KernelOptions:
         chunk_blocks: most blocks per program; ``None`` sizes it from the total work and the SM
             count (:func:`~bigbird_dna.attention.triton_schedule.auto_chunk_blocks`).
         order: work-item order, ``"head_major"`` or ``"lpt"`` (see ``triton_schedule``).
+        merge: ``"launch"`` merges the forward partials of split rows in a second kernel;
+            ``"fused"`` lets the last item of each split row merge them (an arrival counter per
+            row: one int32 zero fill instead of a launch, and the merge leaves the critical path).
         dkdv_num_warps, dkdv_maxnreg: override the dK/dV kernel's warps and register cap.
     """
 
     index_mode: str = "loop"
     chunk_blocks: int | None = None
     order: str = "head_major"
+    merge: str = "launch"
     dkdv_num_warps: int | None = None
     dkdv_maxnreg: int | None = None
 
     def __post_init__(self) -> None:
         if self.index_mode not in INDEX_MODES:
             raise InputError(f"index_mode must be one of {INDEX_MODES}, got {self.index_mode!r}")
+        if self.merge not in MERGES:
+            raise InputError(f"merge must be one of {MERGES}, got {self.merge!r}")
         if self.order not in ORDERS:
             raise InputError(f"order must be one of {ORDERS}, got {self.order!r}")
         if self.chunk_blocks is not None and self.chunk_blocks < 1:
             raise InputError(f"chunk_blocks must be >= 1, got {self.chunk_blocks}")
 
 
-# Named variants that benchmarks/attention.py times side by side. "v0" is the kernel as first
-# written (index loaded in the loop, chunks of 32, longest-first order everywhere).
+# Named variants that benchmarks/attention.py times side by side. "v0" is the first schedule
+# (index loaded in the loop, chunks of 32, longest-first order everywhere; its backward now shares
+# the one-fill, one-scatter fix-up of all variants).
 VARIANTS = {
     "v0": KernelOptions(chunk_blocks=32, order="lpt"),
     "loop": KernelOptions(),
     "preload": KernelOptions(index_mode="preload"),
+    "preload-fused": KernelOptions(index_mode="preload", merge="fused"),
     "preload-dkdv-w8": KernelOptions(index_mode="preload", dkdv_num_warps=8),
     "preload-dkdv-r168": KernelOptions(index_mode="preload", dkdv_maxnreg=168),
 }
@@ -229,14 +241,18 @@ def _forward(q, k, v, layout: BlockLayout, kpm, scale: float, options: KernelOpt
     o_part = torch.empty(B, plan.num_parts, bs, D, device=q.device, dtype=torch.float32)
     lse_part = torch.empty(B, plan.num_parts, bs, device=q.device, dtype=torch.float32)
     consts = _kernel_constants(q, layout, kpm)
+    fused = options.merge == "fused" and plan.num_groups > 0
+    counter = torch.zeros(B * plan.num_groups if fused else 1, device=q.device, dtype=torch.int32)
     _attn_fwd_kernel[(plan.num_items * B,)](
-        q, k, v, o, lse, q if kpm is None else kpm, o_part, lse_part,
-        plan.item_row, plan.item_start, plan.item_end, plan.item_part, layout.kv_idx,
+        q, k, v, o, lse, q if kpm is None else kpm, o_part, lse_part, counter,
+        plan.item_row, plan.item_start, plan.item_end, plan.item_part, plan.item_group, plan.group_first_part,
+        plan.group_num_parts, layout.kv_idx,
         scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(o),
-        T, H, layout.num_q_blocks, B, plan.num_parts,
-        **consts, **_index_constants(plan, options), **_launch_config(bs, D, q.element_size(), backward=False),
+        T, H, layout.num_q_blocks, B, plan.num_parts, plan.num_groups,
+        **consts, **_index_constants(plan, options), FUSED_MERGE=fused,
+        **_launch_config(bs, D, q.element_size(), backward=False),
     )
-    if plan.num_groups:
+    if plan.num_groups and not fused:
         _attn_fwd_merge_kernel[(plan.num_groups * B,)](
             o, lse, o_part, lse_part, plan.group_row, plan.group_first_part, plan.group_num_parts,
             *_strides(o), T, H, layout.num_q_blocks, B, plan.num_parts,

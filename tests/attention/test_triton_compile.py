@@ -35,14 +35,16 @@ def compile_kernel(kernel, arch: int, dtype: str, block: int, dim: int, even: bo
     from triton.compiler import ASTSource
 
     consts = dict(BLOCK=block, HEAD_DIM=dim, EVEN_T=even, HAS_KPM=kpm, MASK_KEYS=kpm or not even,
-                  DOT_PRECISION="ieee" if dtype == "fp32" else None, CHUNK=32 if preload else 1, PRELOAD=preload)
+                  DOT_PRECISION="ieee" if dtype == "fp32" else None, CHUNK=32 if preload else 1, PRELOAD=preload,
+                  FUSED_MERGE=preload)  # the fused forward merge is compiled along with preload
     signature, constexprs = {}, {}
     for param in kernel.params:
         name = param.name
         if param.is_constexpr:
             signature[name], constexprs[name] = "constexpr", consts[name]
         elif name.isupper():
-            signature[name] = "*fp32" if name in FP32_BUFFERS else "*u8" if name == "KPM" else f"*{dtype}"
+            signature[name] = ("*fp32" if name in FP32_BUFFERS else "*u8" if name == "KPM"
+                               else "*i32" if name == "COUNTER" else f"*{dtype}")
         elif name.startswith(("item_", "group_", "q_group", "k_group")) or name.endswith("_idx"):
             signature[name] = "*i32"
         else:

@@ -19,14 +19,15 @@ from tests.attention.test_triton_kernels import (  # noqa: E402
 @pytest.mark.skipif(DEVICE != "cuda", reason="needs CUDA (compiled kernels)")
 @pytest.mark.parametrize("seq", [4096, 16384])
 @pytest.mark.parametrize("dim", [64, 128])
-def test_gpu_full_size_bigbird_matches_torch_backend(seq, dim):
+@pytest.mark.parametrize("variant", ["loop", "preload-fused"])
+def test_gpu_full_size_bigbird_matches_torch_backend(seq, dim, variant):
     heads, block = 12, 64
     pattern = preset("bigbird_itc", **PRESET_PARAMS["bigbird_itc"])
     layout = pattern.build(heads, num_blocks_for(seq, block), block, seed=0, layer=0, device="cuda")
     q, k, v = make_qkv(1, heads, seq, dim, dtype=torch.bfloat16)
     mask = padding_mask([seq - 1000], seq)
     grad_out = torch.randn(q.shape, device="cuda")
-    got = outputs_and_grads(triton_block_sparse_attention, q, k, v, layout, mask, grad_out)
+    got = outputs_and_grads(triton_block_sparse_attention, q, k, v, layout, mask, grad_out, options=variant)
     ref_inputs = [x.detach().float().requires_grad_() for x in (q, k, v)]
     want = outputs_and_grads(torch_block_sparse_attention, *ref_inputs, layout, mask, grad_out)
     for name, a, b in zip(("out", "dq", "dk", "dv"), got, want):
@@ -37,7 +38,7 @@ def test_gpu_full_size_bigbird_matches_torch_backend(seq, dim):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(DEVICE != "cuda", reason="needs CUDA (compiled kernels)")
-@pytest.mark.parametrize("variant", ["loop", "preload"])
+@pytest.mark.parametrize("variant", ["loop", "preload-fused"])
 def test_gpu_forward_and_backward_are_sync_free_and_capture_in_a_cuda_graph(variant):
     """After the first call with a layout, a call does no host sync and replays from a CUDA graph."""
     seq, heads = 4096, 12

@@ -73,11 +73,11 @@ def outputs_and_grads(fn, q, k, v, layout, mask, grad_out, **kw):
     return (out, *torch.autograd.grad(out, (q, k, v), grad_out.to(out.dtype)))
 
 
-def check_against_reference(layout, q, k, v, mask=None, index_mode="loop", **kw):
+def check_against_reference(layout, q, k, v, mask=None, index_mode="loop", merge="launch", **kw):
     """Assert Triton's (out, dq, dk, dv) match the fp64 dense reference; return Triton's."""
     grad_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(1)).to(DEVICE)
     got = outputs_and_grads(triton_block_sparse_attention, q, k, v, layout, mask, grad_out,
-                            options=KernelOptions(index_mode=index_mode), **kw)
+                            options=KernelOptions(index_mode=index_mode, merge=merge), **kw)
     ref_inputs = [x.detach().double().requires_grad_() for x in (q, k, v)]
     scale = kw.get("scale")
     want = outputs_and_grads(dense_reference_attention, *ref_inputs, layout, mask, grad_out, scale=scale)
@@ -136,7 +136,8 @@ def test_custom_block_mask_with_empty_rows_and_columns_and_explicit_scale(index_
 
 @pytest.mark.parametrize("chunk_blocks", [1, 3])
 @both_index_modes
-def test_split_global_rows_and_columns_merge_to_reference(chunk_blocks, index_mode):
+@pytest.mark.parametrize("merge", ["launch", "fused"])
+def test_split_global_rows_and_columns_merge_to_reference(chunk_blocks, index_mode, merge):
     """With chunks of 3 the 12-block global rows and key columns are split in 4 and merged."""
     block, seq = 16, 12 * 16 - 9
     layout = make_layout("bigbird_itc", 12, block, heads=1)
@@ -144,7 +145,7 @@ def test_split_global_rows_and_columns_merge_to_reference(chunk_blocks, index_mo
     assert cached_work_plan(layout.q_ptr, chunk_blocks).num_groups >= 2
     q, k, v = make_qkv(1, 1, seq, 32)
     check_against_reference(layout, q, k, v, padding_mask([seq - 40], seq), chunk_blocks=chunk_blocks,
-                            index_mode=index_mode)
+                            index_mode=index_mode, merge=merge)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -209,7 +210,8 @@ def test_rejects_unsupported_shapes_and_dtypes(dim, block, dtype):
 
 
 @pytest.mark.parametrize("options", [dict(chunk_blocks=0), dict(options="no-such-variant"),
-                                     dict(options=dict(index_mode="unrolled")), dict(options=dict(order="random"))])
+                                     dict(options=dict(index_mode="unrolled")), dict(options=dict(order="random")),
+                                     dict(options=dict(merge="atomic"))])
 def test_rejects_unknown_launch_options(options):
     layout = make_layout("window_only", 2, 16, heads=1)
     q, k, v = make_qkv(1, 1, 32, 16)
@@ -219,6 +221,12 @@ def test_rejects_unknown_launch_options(options):
         return
     with pytest.raises(InputError):
         triton_block_sparse_attention(q, k, v, layout, **options)
+
+
+def test_benchmark_lists_every_named_variant():
+    from benchmarks.attention import VARIANT_NAMES
+
+    assert set(VARIANT_NAMES) == set(VARIANTS)
 
 
 def test_every_named_variant_gives_the_same_output():
