@@ -94,7 +94,8 @@ def hf_loss(args, seq: int):
                            attention_type="block_sparse", block_size=args.block, num_random_blocks=3,
                            hidden_act="gelu")
     model = BigBirdForMaskedLM(config)
-    return model, lambda batch: model(**batch).loss
+    return model, lambda batch: model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"].long(),
+                                      labels=batch["labels"]).loss
 
 
 def time_training(model, loss_fn, batch: dict, args) -> dict:
