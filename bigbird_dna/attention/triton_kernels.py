@@ -242,7 +242,8 @@ def _forward(q, k, v, layout: BlockLayout, kpm, scale: float, options: KernelOpt
     lse_part = torch.empty(B, plan.num_parts, bs, device=q.device, dtype=torch.float32)
     consts = _kernel_constants(q, layout, kpm)
     fused = options.merge == "fused" and plan.num_groups > 0
-    counter = torch.zeros(B * plan.num_groups if fused else 1, device=q.device, dtype=torch.int32)
+    # Arrival counters of the split rows; unused (any int32 tensor, no fill) without the fused merge.
+    counter = torch.zeros(B * plan.num_groups, device=q.device, dtype=torch.int32) if fused else plan.item_part
     _attn_fwd_kernel[(plan.num_items * B,)](
         q, k, v, o, lse, q if kpm is None else kpm, o_part, lse_part, counter,
         plan.item_row, plan.item_start, plan.item_end, plan.item_part, plan.item_group, plan.group_first_part,
