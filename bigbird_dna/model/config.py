@@ -35,7 +35,11 @@ class AttentionConfig:
 
 @dataclass
 class EncoderConfig:
-    """Shape of a BigBird encoder. ``base`` is the paper's 12 x 768 x 12 heads at 4096 tokens."""
+    """Shape of a BigBird encoder. ``base`` is the paper's 12 x 768 x 12 heads at 4096 tokens.
+
+    ``checkpoint_layers``: recompute each layer in the backward pass instead of keeping its
+    activations (training only), for long sequences (memory budget in ``benchmarks/README.md``).
+    """
 
     vocab_size: int
     hidden_size: int = 768
@@ -46,6 +50,7 @@ class EncoderConfig:
     dropout: float = 0.1
     layer_norm_eps: float = 1e-12
     pad_id: int = 0
+    checkpoint_layers: bool = False
     attention: AttentionConfig = field(default_factory=AttentionConfig)
 
     def __post_init__(self) -> None:
