@@ -17,8 +17,10 @@ Every score is computed on both strands (the window and its reverse complement) 
   and this is the per-base masked marginal of the literature. Under BPE the ref and alt windows
   may tokenize differently around the variant, so ``T_ref`` and ``T_alt`` can be different token
   sets (of different size, covering a few different flanking bases): ``llr`` then compares the
-  likelihood of the two local spellings, each token set scored jointly-masked. Negative = the
-  model finds ALT less likely than REF.
+  likelihood of the two local spellings, each token set scored jointly-masked. For an indel the
+  two sums also cover different numbers of bases, so deletions lean positive and insertions
+  negative: compare ``llr`` between variants of one kind. Negative = the model finds ALT less
+  likely than REF; ``REF == ALT`` gives exactly 0.
 """
 
 from __future__ import annotations

@@ -70,3 +70,14 @@ def test_missing_contig_or_past_the_end_names_the_line(genome):
     with pytest.raises(InputError, match="line 8.*past the end"):
         variant_windows(fasta, Variant("chrA", 1001, "A", "C", 8), 100)
     assert not fits(Variant("chrA", 5, "A" * 51, "A", 1), 100)
+
+
+def test_version_and_help_say_indels_are_scored(capsys):
+    from bigbird_dna.variants.__main__ import main
+
+    for flag in ("--version", "--help"):
+        with pytest.raises(SystemExit) as stop:
+            main([flag])
+        assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("bigbird-dna-variants ") and "indels are scored" in out
