@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import time
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -28,86 +27,21 @@ import torch
 from torch.utils.data import DataLoader
 
 from bigbird_dna.data.genome import prepare_genome, Genome
+from bigbird_dna.data.markov_baseline import encode, select_and_fit
+from bigbird_dna.data.mlm_baselines import score_baselines
+from bigbird_dna.data.mlm_collator import MLMCollator
 from bigbird_dna.data.splits import Region, resolve_splits, write_split_manifest
+from bigbird_dna.data.tiled_windows import TiledWindows
 from bigbird_dna.data.windows import GenomeWindows
 from bigbird_dna.errors import InputError
-from bigbird_dna.tasks.masking import IGNORE_INDEX, mask_tokens
-from bigbird_dna.tokenizer import DNATokenizer, sample_training_chunks, train_bpe_tokenizer
+from bigbird_dna.tokenizer import (DNATokenizer, char_tokenizer, kmer_tokenizer, sample_training_chunks,
+                                   train_bpe_tokenizer)
 
 log = logging.getLogger(__name__)
 
 # How long a DDP rank > 0 waits for rank 0 to write the run directory's tokenizer (rank 0 may be
 # training it on a large genome).
 RANK_WAIT_S = 3600.0
-
-
-class MLMCollator:
-    """Tokenize window strings into ``[CLS] tokens [SEP]``, mask, and pad.
-
-    Batches are dicts of ``input_ids``, ``labels`` (``[B, T]`` int64), ``attention_mask``
-    (``[B, T]`` bool, True for real tokens), ``num_bases``/``num_tokens`` (scalars), from which
-    bits per base is computed, ``window_index`` (``[B]``, each window's index in its epoch) and
-    ``windows`` (``record:start-end`` plus strand, for logs and tests).
-
-    Each window is masked with its own generator, so its masks do not depend on the batch it
-    lands in, the rank or worker that drew it, or a restart: with ``fixed_masks`` (validation)
-    the generator is seeded from ``(seed, record, start)``, so every validation pass scores the
-    same positions; otherwise (training) from ``(seed, epoch, window index)``.
-    """
-
-    def __init__(self, tokenizer: DNATokenizer, max_tokens: int, mask_prob: float,
-                 fixed_masks: bool = False, seed: int = 0, epoch: int = 0):
-        self.tokenizer = tokenizer
-        self.max_tokens = max_tokens
-        self.mask_prob = mask_prob
-        self.fixed_masks = fixed_masks
-        self.seed = seed
-        self.epoch = epoch
-        # Tokens made only of N are never masked: predicting N from N teaches nothing (Caduceus
-        # keeps N out of the MLM loss too).
-        self.unmaskable_ids = torch.tensor(sorted(tokenizer.special_ids | tokenizer.n_run_ids))
-
-    def tokenize(self, seqs: list[str]) -> tuple[list[list[int]], int, int]:
-        """Returns ``(rows of ids with [CLS]/[SEP], bases covered, real tokens)``."""
-        encoded = self.tokenizer.encode_batch(seqs)
-        bases = sum(len(s) for s in seqs)
-        tokens = sum(len(e) for e in encoded)
-        body = self.max_tokens - 2
-        if any(len(e) > body for e in encoded):
-            bases = sum(round(len(s) * min(1.0, body / max(len(e), 1))) for s, e in zip(seqs, encoded))
-            tokens = sum(min(len(e), body) for e in encoded)
-        rows = [[self.tokenizer.cls_id, *e[:body], self.tokenizer.sep_id] for e in encoded]
-        return rows, bases, tokens
-
-    def _mask_seed(self, item: dict[str, Any]) -> int:
-        if self.fixed_masks or "index" not in item:
-            key = f"{self.seed}|{item['record']}:{item['start']}"
-        else:
-            key = f"{self.seed}|epoch {self.epoch}|window {item['index']}"
-        return zlib.crc32(key.encode())
-
-    def __call__(self, items: list[dict[str, Any]]) -> dict[str, Any]:
-        rows, bases, tokens = self.tokenize([item["seq"] for item in items])
-        width = max(map(len, rows))
-        inputs = torch.full((len(rows), width), self.tokenizer.pad_id, dtype=torch.long)
-        labels = torch.full((len(rows), width), IGNORE_INDEX, dtype=torch.long)
-        attention_mask = torch.zeros((len(rows), width), dtype=torch.bool)
-        for i, (row, item) in enumerate(zip(rows, items)):
-            generator = torch.Generator().manual_seed(self._mask_seed(item))
-            row_inputs, row_labels = mask_tokens(torch.tensor([row]), self.unmaskable_ids, self.tokenizer.mask_id,
-                                                 self.tokenizer.vocab_size, self.mask_prob, generator)
-            inputs[i, : len(row)] = row_inputs[0]
-            labels[i, : len(row)] = row_labels[0]
-            attention_mask[i, : len(row)] = True
-        return {
-            "input_ids": inputs,
-            "labels": labels,
-            "attention_mask": attention_mask,
-            "num_bases": torch.tensor(bases, dtype=torch.float64),
-            "num_tokens": torch.tensor(tokens, dtype=torch.float64),
-            "window_index": torch.tensor([item.get("index", -1) for item in items], dtype=torch.long),
-            "windows": [f"{i['record']}:{i['start']}-{i['end']}{i.get('strand', '+')}" for i in items],
-        }
 
 
 class ResumableLoader(DataLoader):
@@ -175,12 +109,6 @@ def token_counts(tokenizer: DNATokenizer, seqs: list[str]) -> torch.Tensor:
     return torch.bincount(torch.tensor(ids, dtype=torch.long), minlength=tokenizer.vocab_size)
 
 
-def unigram_entropy(counts: torch.Tensor) -> float:
-    """Entropy in nats of token frequencies: the loss of a model that ignores context."""
-    p = counts[counts > 0].double() / counts.sum()
-    return float(-(p * p.log()).sum())
-
-
 def _regions_as_tuples(regions: list[Region]) -> list[tuple[str, int, int]]:
     return [(r.record, r.start, r.end) for r in regions]
 
@@ -220,14 +148,13 @@ class GenomeMLMDataModule(L.LightningDataModule):
                                      min_length=data["window_bp"])
         self.tokenizer = self._load_or_train_tokenizer()
         self.datasets = {name: self._windows(name) for name in ("train", "val", "test")}
-        self.val_unigram_entropy = unigram_entropy(token_counts(self.tokenizer, [w["seq"] for w in self.datasets["val"]]))
         # A sample of train windows (fixed, seeded): token frequencies for the MLM output prior.
         prior_sample = GenomeWindows(self.fasta, self.splits["train"], window_bp=data["window_bp"],
                                      num_windows=min(256, data["windows_per_epoch"]), seed=seed + 3,
                                      max_ambiguous_fraction=data["max_n_fraction"], uppercase=data["uppercase"],
                                      fixed=True)
         self.train_token_counts = token_counts(self.tokenizer, [w["seq"] for w in prior_sample])
-        self.val_bp_per_token = self.tokenizer.bp_per_token([w["seq"] for w in self.datasets["val"]])
+        self._baselines: dict[str, float] | None = None
         if is_main_process:
             write_split_manifest(self.run_dir / "split_manifest.json", self.splits, str(data["fasta"]), {
                 "window_bp": data["window_bp"], "seed": seed, "tokenizer_sha256": self.tokenizer.sha256,
@@ -240,6 +167,12 @@ class GenomeMLMDataModule(L.LightningDataModule):
             tokenizer = DNATokenizer.load(given)
         elif in_run_dir.exists():  # a DDP rank re-entering the run, or a resumed run
             tokenizer = DNATokenizer.load(in_run_dir)
+        elif self.tokenizer_cfg.get("kind", "bpe") == "char":
+            tokenizer = char_tokenizer()
+        elif self.tokenizer_cfg.get("kind") == "kmer":
+            tokenizer = kmer_tokenizer(int(self.tokenizer_cfg["k"]))
+        elif self.tokenizer_cfg.get("kind", "bpe") != "bpe":
+            raise InputError(f"tokenizer.kind={self.tokenizer_cfg['kind']!r}: choose tokenizer=bpe, char or kmer.")
         else:
             log.info("Training a BPE tokenizer on %s bp of the train split", self.tokenizer_cfg["sample_bp"])
             chunks = sample_training_chunks(self.fasta, _regions_as_tuples(self.splits["train"]),
@@ -251,8 +184,41 @@ class GenomeMLMDataModule(L.LightningDataModule):
             tokenizer.save(in_run_dir)
         return tokenizer
 
-    def _windows(self, split: str) -> GenomeWindows:
+    def baselines(self) -> dict[str, float]:
+        """Unigram and k-mer baselines on the val and test tokens the MLM is scored on (computed
+        once): ``{"val/baseline/markov_causal_bits_per_base": ..., "markov_causal_order": ...}``."""
+        if self._baselines is None:
+            codes = [encode(seq) for seq in self._train_sequences()]
+            models, out = {}, {}
+            for kind, orders in (("causal", range(0, self.cfg.get("baseline_max_order", 10) + 1)),
+                                 ("bidirectional", range(0, self.cfg.get("baseline_max_order", 10) // 2 + 1))):
+                models[f"markov_{kind}"], chosen = select_and_fit(codes, kind, orders)
+                out[f"markov_{kind}_order"], out[f"markov_{kind}_alpha"] = chosen["order"], chosen["alpha"]
+            for split in ("val", "test"):
+                collator = MLMCollator(self.tokenizer, self.max_tokens, self.mask_prob, fixed_masks=True,
+                                       seed=self.seed)
+                scores = score_baselines(self.datasets[split].iter_all(), collator, self.train_token_counts, models)
+                out.update({f"{split}/{key}": value for key, value in scores.items()})
+            self._baselines = out
+        return self._baselines
+
+    def _train_sequences(self) -> list[str]:
+        """The train split's bases for the k-mer baselines: all of it, or evenly spread 100 kbp
+        chunks up to ``data.baseline_max_bp``."""
+        cap = int(self.cfg.get("baseline_max_bp", 20_000_000))
+        regions = _regions_as_tuples(self.splits["train"])
+        if sum(end - start for _, start, end in regions) > cap:
+            return list(sample_training_chunks(self.fasta, regions, total_bp=cap, min_chunk_bp=100_000,
+                                               max_chunk_bp=100_000, seed=self.seed, uppercase=True))
+        with Genome(self.fasta) as genome:
+            return [genome.fetch(record, start, end) for record, start, end in regions]
+
+    def _windows(self, split: str) -> GenomeWindows | TiledWindows:
         train = split == "train"
+        if not train:
+            return TiledWindows(self.fasta, self.splits[split], window_bp=self.cfg["window_bp"],
+                                stride_bp=self.cfg.get("eval_stride_bp"), max_windows=self.cfg["eval_windows"],
+                                uppercase=self.cfg["uppercase"])
         return GenomeWindows(
             self.fasta, self.splits[split], window_bp=self.cfg["window_bp"],
             num_windows=self.cfg["windows_per_epoch"] if train else self.cfg["eval_windows"],
