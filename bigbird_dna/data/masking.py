@@ -1,5 +1,7 @@
 """BERT masking for MLM: select 15% of the real tokens; of those, 80% become [MASK], 10% a random
-token and 10% stay unchanged. Special tokens ([CLS], [SEP], [PAD], ...) are never selected.
+token and 10% stay unchanged (training). Evaluation (``all_mask=True``) turns every selected token
+into [MASK], so every scored position must be predicted from context alone. Special tokens ([CLS],
+[SEP], [PAD], ...) are never selected.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ def mask_tokens(
     vocab_size: int,
     mask_prob: float = 0.15,
     generator: torch.Generator | None = None,
+    all_mask: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Mask a batch of token ids.
 
@@ -27,6 +30,8 @@ def mask_tokens(
         vocab_size: size of the vocabulary.
         mask_prob: fraction of real tokens to select.
         generator: optional torch generator for reproducible masks.
+        all_mask: replace every selected token by [MASK] (evaluation), instead of 80/10/10. The
+            selection draws the same random numbers either way.
 
     Returns:
         ``(inputs, labels)``, both ``[B, T]``: ``labels`` holds the original id at selected
@@ -37,8 +42,8 @@ def mask_tokens(
     labels = torch.where(selected, input_ids, torch.full_like(input_ids, IGNORE_INDEX))
 
     action = torch.rand(input_ids.shape, generator=generator)
-    to_mask = selected & (action < 0.8)
-    to_random = selected & (action >= 0.8) & (action < 0.9)
+    to_mask = selected & ((action < 0.8) | all_mask)
+    to_random = selected & (action >= 0.8) & (action < 0.9) & (not all_mask)
 
     allowed = torch.ones(vocab_size, dtype=torch.bool)
     allowed[unmaskable_ids] = False

@@ -17,7 +17,6 @@ RNG, so a resumed run continues with the same windows and masks as an uninterrup
 from __future__ import annotations
 
 import logging
-import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -32,7 +31,10 @@ from bigbird_dna.data.loaders import (
     loader_generator,
     wait_for_file,
 )
-from bigbird_dna.data.masking import IGNORE_INDEX, mask_tokens
+from bigbird_dna.data.markov_baseline import encode, select_and_fit
+from bigbird_dna.data.mlm_baselines import score_baselines
+from bigbird_dna.data.mlm_collator import MLMCollator
+from bigbird_dna.data.tiled_windows import TiledWindows
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.splits import Region, resolve_splits, write_split_manifest
 from bigbird_dna.genome.windows import GenomeWindows
@@ -43,85 +45,10 @@ from bigbird_dna.tokenizer import (
 
 log = logging.getLogger(__name__)
 
-class MLMCollator:
-    """Tokenize window strings into ``[CLS] tokens [SEP]``, mask, and pad.
-
-    Batches are dicts of ``input_ids``, ``labels`` (``[B, T]`` int64), ``attention_mask``
-    (``[B, T]`` bool, True for real tokens), ``num_bases``/``num_tokens`` (scalars), from which
-    bits per base is computed, ``window_index`` (``[B]``, each window's index in its epoch) and
-    ``windows`` (``record:start-end`` plus strand, for logs and tests).
-
-    Each window is masked with its own generator, so its masks do not depend on the batch it
-    lands in, the rank or worker that drew it, or a restart: with ``fixed_masks`` (validation)
-    the generator is seeded from ``(seed, record, start)``, so every validation pass scores the
-    same positions; otherwise (training) from ``(seed, epoch, window index)``.
-    """
-
-    def __init__(self, tokenizer: DNATokenizer, max_tokens: int, mask_prob: float,
-                 fixed_masks: bool = False, seed: int = 0, epoch: int = 0):
-        self.tokenizer = tokenizer
-        self.max_tokens = max_tokens
-        self.mask_prob = mask_prob
-        self.fixed_masks = fixed_masks
-        self.seed = seed
-        self.epoch = epoch
-        # Tokens made only of N are never masked: predicting N from N teaches nothing (Caduceus
-        # keeps N out of the MLM loss too).
-        self.unmaskable_ids = torch.tensor(sorted(tokenizer.special_ids | tokenizer.n_run_ids))
-
-    def tokenize(self, seqs: list[str]) -> tuple[list[list[int]], int, int]:
-        """Returns ``(rows of ids with [CLS]/[SEP], bases covered, real tokens)``."""
-        encoded = self.tokenizer.encode_batch(seqs)
-        bases = sum(len(s) for s in seqs)
-        tokens = sum(len(e) for e in encoded)
-        body = self.max_tokens - 2
-        if any(len(e) > body for e in encoded):
-            bases = sum(round(len(s) * min(1.0, body / max(len(e), 1))) for s, e in zip(seqs, encoded))
-            tokens = sum(min(len(e), body) for e in encoded)
-        rows = [[self.tokenizer.cls_id, *e[:body], self.tokenizer.sep_id] for e in encoded]
-        return rows, bases, tokens
-
-    def _mask_seed(self, item: dict[str, Any]) -> int:
-        if self.fixed_masks or "index" not in item:
-            key = f"{self.seed}|{item['record']}:{item['start']}"
-        else:
-            key = f"{self.seed}|epoch {self.epoch}|window {item['index']}"
-        return zlib.crc32(key.encode())
-
-    def __call__(self, items: list[dict[str, Any]]) -> dict[str, Any]:
-        rows, bases, tokens = self.tokenize([item["seq"] for item in items])
-        width = max(map(len, rows))
-        inputs = torch.full((len(rows), width), self.tokenizer.pad_id, dtype=torch.long)
-        labels = torch.full((len(rows), width), IGNORE_INDEX, dtype=torch.long)
-        attention_mask = torch.zeros((len(rows), width), dtype=torch.bool)
-        for i, (row, item) in enumerate(zip(rows, items)):
-            generator = torch.Generator().manual_seed(self._mask_seed(item))
-            row_inputs, row_labels = mask_tokens(torch.tensor([row]), self.unmaskable_ids, self.tokenizer.mask_id,
-                                                 self.tokenizer.vocab_size, self.mask_prob, generator)
-            inputs[i, : len(row)] = row_inputs[0]
-            labels[i, : len(row)] = row_labels[0]
-            attention_mask[i, : len(row)] = True
-        return {
-            "input_ids": inputs,
-            "labels": labels,
-            "attention_mask": attention_mask,
-            "num_bases": torch.tensor(bases, dtype=torch.float64),
-            "num_tokens": torch.tensor(tokens, dtype=torch.float64),
-            "window_index": torch.tensor([item.get("index", -1) for item in items], dtype=torch.long),
-            "windows": [f"{i['record']}:{i['start']}-{i['end']}{i.get('strand', '+')}" for i in items],
-        }
-
-
 def token_counts(tokenizer: DNATokenizer, seqs: list[str]) -> torch.Tensor:
     """How often each token id occurs in ``seqs``: int64 ``[vocab_size]``."""
     ids = [token for encoded in tokenizer.encode_batch(seqs) for token in encoded]
     return torch.bincount(torch.tensor(ids, dtype=torch.long), minlength=tokenizer.vocab_size)
-
-
-def unigram_entropy(counts: torch.Tensor) -> float:
-    """Entropy in nats of token frequencies: the loss of a model that ignores context."""
-    p = counts[counts > 0].double() / counts.sum()
-    return float(-(p * p.log()).sum())
 
 
 def _regions_as_tuples(regions: list[Region]) -> list[tuple[str, int, int]]:
@@ -149,7 +76,10 @@ class GenomeMLMDataModule(L.LightningDataModule):
         uppercase: upper-case soft-masked bases.
         reverse_complement_prob: RC augmentation of train windows.
         windows_per_epoch: train windows per epoch, across ranks and workers.
-        eval_windows: fixed val/test windows.
+        eval_windows: at most this many val/test windows; they tile the held-out regions.
+        eval_stride_bp: the tiling stride (``None`` = ``window_bp``: every held-out base once).
+        baseline_max_bp, baseline_max_order: train bases and k-mer orders of the baselines
+            (:mod:`bigbird_dna.data.markov_baseline`).
         batch_size: windows per batch, per device.
         num_workers: DataLoader workers.
     """
@@ -158,13 +88,16 @@ class GenomeMLMDataModule(L.LightningDataModule):
                  mask_prob: float = 0.15, cache_dir: str | None = None, train_records: list[str] | None = None,
                  val_records: list[str] | None = None, test_records: list[str] | None = None,
                  holdout_fraction: float = 0.05, max_n_fraction: float = 0.1, uppercase: bool = True,
-                 reverse_complement_prob: float = 0.5, windows_per_epoch: int = 4096, eval_windows: int = 64,
+                 reverse_complement_prob: float = 0.5, windows_per_epoch: int = 4096, eval_windows: int = 4096,
+                 eval_stride_bp: int | None = None, baseline_max_bp: int = 20_000_000, baseline_max_order: int = 10,
                  batch_size: int = 8, num_workers: int = 1):
         super().__init__()
         check_loader_settings(batch_size, num_workers)
         self.cfg = {"fasta": fasta, "window_bp": window_bp, "max_n_fraction": max_n_fraction, "uppercase": uppercase,
                     "reverse_complement_prob": reverse_complement_prob, "windows_per_epoch": windows_per_epoch,
-                    "eval_windows": eval_windows, "batch_size": batch_size, "num_workers": num_workers}
+                    "eval_windows": eval_windows, "eval_stride_bp": eval_stride_bp,
+                    "baseline_max_bp": baseline_max_bp, "baseline_max_order": baseline_max_order,
+                    "batch_size": batch_size, "num_workers": num_workers}
         self.mask_prob = mask_prob
         self.seed = seed
         self.run_dir = Path(run_dir)
@@ -182,6 +115,7 @@ class GenomeMLMDataModule(L.LightningDataModule):
                                      holdout_fraction, min_length=window_bp)
         self.datasets = {name: self._windows(name) for name in ("train", "val", "test")}
         self.reference_metrics: dict[str, float] = {}
+        self._baselines: dict[str, float] | None = None
 
     def training_text(self, total_bp: int) -> Iterator[str]:
         """Random chunks of the train split, about ``total_bp`` bases, to train a tokenizer on."""
@@ -192,15 +126,13 @@ class GenomeMLMDataModule(L.LightningDataModule):
         """Tokenize with ``tokenizer`` into at most ``max_tokens`` tokens (model context, with
         [CLS] and [SEP]); count the tokens the reference metrics and the output prior need."""
         self.tokenizer, self.max_tokens = tokenizer, max_tokens
-        val_seqs = [w["seq"] for w in self.datasets["val"]]
         # A sample of train windows (fixed, seeded): token frequencies for the MLM output prior.
         prior_sample = GenomeWindows(self.fasta, self.splits["train"], window_bp=self.cfg["window_bp"],
                                      num_windows=min(256, self.cfg["windows_per_epoch"]), seed=self.seed + 3,
                                      max_ambiguous_fraction=self.cfg["max_n_fraction"],
                                      uppercase=self.cfg["uppercase"], fixed=True)
         self.train_token_counts = token_counts(tokenizer, [w["seq"] for w in prior_sample])
-        self.reference_metrics = {"val_unigram_entropy": unigram_entropy(token_counts(tokenizer, val_seqs)),
-                                  "val_bp_per_token_windows": tokenizer.bp_per_token(val_seqs)}
+        self.reference_metrics = self.baselines()
         if self.is_main_process:
             write_split_manifest(self.run_dir / "split_manifest.json", self.splits, str(self.cfg["fasta"]), {
                 "window_bp": self.cfg["window_bp"], "seed": self.seed, "tokenizer_sha256": tokenizer.sha256,
@@ -214,8 +146,41 @@ class GenomeMLMDataModule(L.LightningDataModule):
         """Constructor arguments of the task that come from the data: the train token counts."""
         return {"token_counts": self.train_token_counts}
 
-    def _windows(self, split: str) -> GenomeWindows:
+    def baselines(self) -> dict[str, float]:
+        """Unigram and k-mer baselines on the val and test tokens the MLM is scored on (computed
+        once): ``{"val/baseline/markov_causal_bits_per_base": ..., "markov_causal_order": ...}``."""
+        if self._baselines is None:
+            codes = [encode(seq) for seq in self._train_sequences()]
+            models, out = {}, {}
+            for kind, orders in (("causal", range(0, self.cfg.get("baseline_max_order", 10) + 1)),
+                                 ("bidirectional", range(0, self.cfg.get("baseline_max_order", 10) // 2 + 1))):
+                models[f"markov_{kind}"], chosen = select_and_fit(codes, kind, orders)
+                out[f"markov_{kind}_order"], out[f"markov_{kind}_alpha"] = chosen["order"], chosen["alpha"]
+            for split in ("val", "test"):
+                collator = MLMCollator(self.tokenizer, self.max_tokens, self.mask_prob, fixed_masks=True,
+                                       seed=self.seed)
+                scores = score_baselines(self.datasets[split].iter_all(), collator, self.train_token_counts, models)
+                out.update({f"{split}/{key}": value for key, value in scores.items()})
+            self._baselines = out
+        return self._baselines
+
+    def _train_sequences(self) -> list[str]:
+        """The train split's bases for the k-mer baselines: all of it, or evenly spread 100 kbp
+        chunks up to ``data.baseline_max_bp``."""
+        cap = int(self.cfg.get("baseline_max_bp", 20_000_000))
+        regions = _regions_as_tuples(self.splits["train"])
+        if sum(end - start for _, start, end in regions) > cap:
+            return list(sample_training_chunks(self.fasta, regions, total_bp=cap, min_chunk_bp=100_000,
+                                               max_chunk_bp=100_000, seed=self.seed, uppercase=True))
+        with Genome(self.fasta) as genome:
+            return [genome.fetch(record, start, end) for record, start, end in regions]
+
+    def _windows(self, split: str) -> GenomeWindows | TiledWindows:
         train = split == "train"
+        if not train:
+            return TiledWindows(self.fasta, self.splits[split], window_bp=self.cfg["window_bp"],
+                                stride_bp=self.cfg.get("eval_stride_bp"), max_windows=self.cfg["eval_windows"],
+                                uppercase=self.cfg["uppercase"])
         return GenomeWindows(
             self.fasta, self.splits[split], window_bp=self.cfg["window_bp"],
             num_windows=self.cfg["windows_per_epoch"] if train else self.cfg["eval_windows"],

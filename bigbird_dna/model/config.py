@@ -33,12 +33,18 @@ class AttentionConfig:
     backend: str = "auto"
 
 
+POSITIONS = ("rope", "absolute")
+
+
 @dataclass
 class EncoderConfig:
     """Shape of a BigBird encoder. ``base`` is the paper's 12 x 768 x 12 heads at 4096 tokens.
 
     ``checkpoint_layers``: recompute each layer in the backward pass instead of keeping its
     activations (training only), for long sequences (memory budget in ``benchmarks/README.md``).
+    ``position``: ``"rope"`` (rotary, in every attention layer; the default) or ``"absolute"`` (the
+    paper's learned position embeddings, added to the token embeddings). :meth:`from_dict` reads a
+    dict without the key, i.e. a checkpoint or export made before the key existed, as ``absolute``.
     """
 
     vocab_size: int
@@ -51,11 +57,14 @@ class EncoderConfig:
     layer_norm_eps: float = 1e-12
     pad_id: int = 0
     checkpoint_layers: bool = False
+    position: str = "rope"
     attention: AttentionConfig = field(default_factory=AttentionConfig)
 
     def __post_init__(self) -> None:
         if isinstance(self.attention, dict):
             self.attention = AttentionConfig(**self.attention)
+        if self.position not in POSITIONS:
+            raise InputError(f"model.position={self.position!r} is not one of {POSITIONS}.")
         if self.hidden_size % self.num_heads:
             raise InputError(f"model.hidden_size={self.hidden_size} is not divisible by "
                              f"model.num_heads={self.num_heads}; pick sizes that divide.")
@@ -80,4 +89,5 @@ class EncoderConfig:
         unknown = set(values) - known
         if unknown:
             raise InputError(f"unknown model settings {sorted(unknown)}; known: {sorted(known)}.")
-        return cls(**values)
+        # Models saved before ``position`` existed used learned absolute positions.
+        return cls(**{"position": "absolute", **values})

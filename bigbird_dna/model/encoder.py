@@ -18,6 +18,7 @@ from bigbird_dna.attention import block_sparse_attention
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.layout_registry import LayoutRegistry
+from bigbird_dna.model.rotary import RotaryEmbedding
 
 
 class BlockSparseSelfAttention(nn.Module):
@@ -34,10 +35,13 @@ class BlockSparseSelfAttention(nn.Module):
         self.qkv = nn.Linear(config.hidden_size, 3 * config.hidden_size)
         self.out = nn.Linear(config.hidden_size, config.hidden_size)
         self.layouts = layouts
+        self.rotary = RotaryEmbedding(config.head_dim) if config.position == "rope" else None
 
     def forward(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         batch, seq, hidden = x.shape
         q, k, v = self.qkv(x).view(batch, seq, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        if self.rotary is not None:
+            q, k = self.rotary(q, k)
         num_blocks = -(-(seq - self.num_prepended) // self.block_size)  # sequence blocks, without ETC's
         layout = self.layouts.get(self.layer, num_blocks, x.device)
         context = block_sparse_attention(q, k, v, layout, key_padding_mask=attention_mask,
@@ -88,7 +92,10 @@ class BigBirdEncoder(nn.Module):
         self.config = config
         self.layouts = LayoutRegistry(config.attention, config.num_heads)
         self.token_embedding = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_id)
-        self.position_embedding = nn.Embedding(config.max_positions, config.hidden_size)
+        # RoPE (in every attention layer) or the paper's learned absolute positions, added here.
+        self.position_embedding = None
+        if config.position == "absolute":
+            self.position_embedding = nn.Embedding(config.max_positions, config.hidden_size)
         self.embed_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.dropout = nn.Dropout(config.dropout)
         self.layers = nn.ModuleList(EncoderLayer(config, i, self.layouts) for i in range(config.num_layers))
@@ -117,8 +124,9 @@ class BigBirdEncoder(nn.Module):
                              f"{self.config.max_positions}; shorten the window or raise max_positions.")
         if attention_mask is None:
             attention_mask = input_ids != self.config.pad_id
-        positions = torch.arange(seq, device=input_ids.device)
-        x = self.token_embedding(input_ids) + self.position_embedding(positions)
+        x = self.token_embedding(input_ids)
+        if self.position_embedding is not None:
+            x = x + self.position_embedding(torch.arange(seq, device=input_ids.device))
         x = self.dropout(self.embed_norm(x))
         extra = 0 if self.global_tokens is None else self.global_tokens.shape[0]
         if extra:

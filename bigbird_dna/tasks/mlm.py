@@ -1,8 +1,16 @@
 """Masked language modelling on genome windows, as a LightningModule.
 
-Logged metrics (slash-namespaced): ``train/loss``, ``train/acc``, ``val/loss``, ``val/acc``,
-``val/bits_per_base`` = val loss / ln 2 / (bases per token), and ``val/bp_per_token``.
-Losses are mean cross-entropy in nats over the masked positions only.
+Honest metrics: val and test score only the positions whose INPUT was [MASK] (evaluation masks
+are fixed and replace every selected token by [MASK]), so a model cannot gain by copying its input.
+
+- ``{val,test}/loss``: mean cross-entropy in nats per scored token;
+- ``{val,test}/acc``: top-1 accuracy on the scored tokens;
+- ``{val,test}/bits_per_base``: total cross-entropy in bits / total bases of the scored tokens
+  (= CE in bits / mean bases per scored token);
+- ``{val,test}/bp_per_token``: mean bases per scored token.
+
+``train/loss`` is the training objective (BERT 80/10/10: all selected tokens, including the
+random and unchanged ones); ``train/mask_acc`` is accuracy on the [MASK] inputs only.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torchmetrics import MeanMetric, SumMetric
+from torchmetrics import SumMetric
 
 from bigbird_dna.data.masking import IGNORE_INDEX
 from bigbird_dna.data.mlm import GenomeMLMDataModule
@@ -22,16 +30,37 @@ from bigbird_dna.model.heads import MLMHead
 from bigbird_dna.tasks.base import EncoderTask, summary_table
 
 
+def _versus(summary: dict[str, Any], split: str) -> list[tuple[str, str]]:
+    """One line per baseline: by how many bits/base the model beats it, or that it does not."""
+    model = summary.get(f"{split}/bits_per_base")
+    rows = []
+    for name, label in (("unigram", "train unigram"), ("markov_causal", "causal k-mer"),
+                        ("markov_bidirectional", "bidirectional k-mer")):
+        base = summary.get(f"{split}/baseline/{name}_bits_per_base")
+        if model is None or base is None:
+            continue
+        order = summary.get(f"{name}_order")
+        label = f"{label} (k={order})" if order is not None else label
+        verdict = f"beats it by {base - model:.4f}" if model < base else f"does NOT beat it ({model - base:+.4f})"
+        rows.append((f"  vs {label}", f"{base:.4f} bits/base, "
+                                      f"{summary[f'{split}/baseline/{name}_loss']:.4f} nats/token: {verdict}"))
+    return rows
+
+
 def format_summary(summary: dict[str, Any]) -> str:
-    """The closing lines of a pretraining run (``summary`` as in ``summary.json``)."""
-    beats = "below" if summary["val/loss"] < summary["val_unigram_entropy"] else "NOT below"
-    rows = [
-        ("steps", f"{summary['global_step']}"),
-        ("val loss (nats/token)", f"{summary['val/loss']:.4f}  ({beats} the unigram entropy "
-                                  f"{summary['val_unigram_entropy']:.4f} of the val tokens)"),
-        ("val accuracy", f"{summary['val/acc']:.4f}"),
-        ("bits per base", f"{summary['val/bits_per_base']:.4f}"),
-        ("bp per token", f"{summary['val/bp_per_token']:.3f}"),
+    """The closing lines of a pretraining run (honest metrics: only [MASK] inputs are scored)."""
+    rows = [("steps", f"{summary['global_step']}")]
+    for split in ("val", "test"):
+        if f"{split}/loss" not in summary:
+            continue
+        rows += [
+            (f"{split} loss at [MASK]", f"{summary[f'{split}/loss']:.4f} nats/token, "
+                                        f"accuracy {summary[f'{split}/acc']:.4f}"),
+            (f"{split} bits per base", f"{summary[f'{split}/bits_per_base']:.4f}  "
+                                       f"({summary[f'{split}/bp_per_token']:.3f} bp per scored token)"),
+            *_versus(summary, split),
+        ]
+    rows += [
         ("best checkpoint", summary["best_checkpoint"]),
         ("last checkpoint", summary["last_checkpoint"]),
         ("export", summary["export"]),
@@ -66,10 +95,8 @@ class MLMTask(EncoderTask):
         self.encoder = BigBirdEncoder(self.config)
         self.head = MLMHead(self.config, self.encoder.token_embedding)
         self.tokenizer_json = tokenizer_json
-        self.val_loss = MeanMetric()
-        self.val_acc = MeanMetric()
-        self.val_bases = SumMetric()
-        self.val_tokens = SumMetric()
+        # Sums over the scored tokens of a val/test pass: CE (nats), correct, tokens, bases.
+        self.eval_sums = torch.nn.ModuleDict({name: SumMetric() for name in ("nats", "correct", "tokens", "bases")})
         if token_counts is not None:
             self.init_output_prior(token_counts)
 
@@ -89,41 +116,64 @@ class MLMTask(EncoderTask):
         return self.head(self.encoder(input_ids, attention_mask))
 
     def _masked_loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """Training objective: mean CE over every selected token; and accuracy at [MASK] inputs."""
         hidden = self.encoder(batch["input_ids"], batch["attention_mask"])
         selected = batch["labels"] != IGNORE_INDEX
-        logits = self.head(hidden[selected]).float()  # only masked positions: [N, vocab]
+        logits = self.head(hidden[selected]).float()  # only selected positions: [N, vocab]
         labels = batch["labels"][selected]
         if labels.numel() == 0:
             zero = hidden.sum() * 0.0
             return zero, zero, 0
         loss = F.cross_entropy(logits, labels)
-        acc = (logits.argmax(-1) == labels).float().mean()
+        at_mask = batch["input_ids"][selected] == self.mask_id
+        acc = (logits.argmax(-1) == labels)[at_mask].float().mean() if at_mask.any() else loss.new_zeros(())
         return loss, acc, labels.numel()
+
+    @property
+    def mask_id(self) -> int:
+        return 4  # fixed id of [MASK] in every bigbird_dna tokenizer (bigbird_dna.tokenizer.SPECIAL_TOKENS)
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss, acc, count = self._masked_loss(batch)
         batch_size = batch["input_ids"].shape[0]
         self.log("train/loss", loss, prog_bar=True, batch_size=batch_size)
-        self.log("train/acc", acc, batch_size=batch_size)
+        self.log("train/mask_acc", acc, batch_size=batch_size)
         self.log("train/lr", self.optimizers().param_groups[0]["lr"], batch_size=batch_size)
         return loss
 
+    def _eval_step(self, batch: dict[str, torch.Tensor]) -> None:
+        """Accumulate CE, hits, tokens and bases over the tokens whose input is [MASK]."""
+        scored = (batch["labels"] != IGNORE_INDEX) & (batch["input_ids"] == self.mask_id)
+        if not scored.any():
+            return
+        hidden = self.encoder(batch["input_ids"], batch["attention_mask"])
+        logits = self.head(hidden[scored]).float()
+        labels = batch["labels"][scored]
+        self.eval_sums["nats"].update(F.cross_entropy(logits, labels, reduction="sum"))
+        self.eval_sums["correct"].update((logits.argmax(-1) == labels).sum().float())
+        self.eval_sums["tokens"].update(torch.tensor(float(labels.numel()), device=logits.device))
+        self.eval_sums["bases"].update(batch["label_bases"][scored].sum().float())
+
+    def _eval_epoch_end(self, split: str) -> None:
+        sums = {name: metric.compute().double() for name, metric in self.eval_sums.items()}
+        tokens, bases = sums["tokens"].clamp_min(1), sums["bases"].clamp_min(1)
+        self.log_dict({
+            f"{split}/loss": (sums["nats"] / tokens).float(),
+            f"{split}/acc": (sums["correct"] / tokens).float(),
+            f"{split}/bits_per_base": (sums["nats"] / math.log(2) / bases).float(),
+            f"{split}/bp_per_token": (bases / tokens).float(),
+        }, prog_bar=split == "val", sync_dist=False)  # SumMetric.compute already synced the ranks
+        for metric in self.eval_sums.values():
+            metric.reset()
+
     def validation_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
-        loss, acc, count = self._masked_loss(batch)
-        if count:
-            self.val_loss.update(loss, count)
-            self.val_acc.update(acc, count)
-        self.val_bases.update(batch["num_bases"])
-        self.val_tokens.update(batch["num_tokens"])
+        self._eval_step(batch)
 
     def on_validation_epoch_end(self) -> None:
-        loss = self.val_loss.compute()
-        bp_per_token = self.val_bases.compute() / self.val_tokens.compute().clamp_min(1)
-        self.log_dict({
-            "val/loss": loss,
-            "val/acc": self.val_acc.compute(),
-            "val/bp_per_token": bp_per_token.float(),
-            "val/bits_per_base": (loss / math.log(2) / bp_per_token).float(),
-        }, prog_bar=True, sync_dist=False)  # the metrics above are already synced across ranks
-        for metric in (self.val_loss, self.val_acc, self.val_bases, self.val_tokens):
-            metric.reset()
+        self._eval_epoch_end("val")
+
+    def test_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> None:
+        self._eval_step(batch)
+
+    def on_test_epoch_end(self) -> None:
+        self._eval_epoch_end("test")

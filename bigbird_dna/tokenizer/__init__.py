@@ -1,4 +1,4 @@
-"""DNA tokenizer: BPE on HF ``tokenizers`` with fixed special ids and isolated N runs (see :mod:`.bpe`)."""
+"""DNA tokenizers on HF ``tokenizers`` with fixed special ids: BPE (:mod:`.bpe`), char and k-mer (:mod:`.fixed`)."""
 
 from bigbird_dna.tokenizer.bpe import (
     ALPHABET,
@@ -8,6 +8,7 @@ from bigbird_dna.tokenizer.bpe import (
     sample_training_chunks,
     train_bpe_tokenizer,
 )
+from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer
 
 __all__ = [
     "ALPHABET",
@@ -15,5 +16,7 @@ __all__ = [
     "TOKENIZER_FILE",
     "DNATokenizer",
     "sample_training_chunks",
+    "char_tokenizer",
+    "kmer_tokenizer",
     "train_bpe_tokenizer",
 ]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -165,7 +166,12 @@ def train_bpe_tokenizer(chunks: Iterable[str], vocab_size: int, max_token_length
                                   show_progress=False)
     tokenizer = _empty_tokenizer()
     tokenizer.train_from_iterator((chunk.upper() for chunk in chunks), trainer)
-    return DNATokenizer(_with_n_run_merges(tokenizer, max_token_length))
+    trained = DNATokenizer(_with_n_run_merges(tokenizer, max_token_length))
+    if trained.vocab_size < 0.9 * vocab_size:
+        warnings.warn(f"BPE trained only {trained.vocab_size} tokens of the {vocab_size} asked for: the training "
+                      f"sample has too few pairs occurring >= {min_frequency} times. Give it more sequence "
+                      "(tokenizer.sample_bp), ask for fewer tokens, or use tokenizer=char.", stacklevel=2)
+    return trained
 
 
 class DNATokenizer:
@@ -216,6 +222,13 @@ class DNATokenizer:
     def sha256(self) -> str:
         """SHA-256 of the canonical ``tokenizer.json`` (keys sorted, compact); stable across save/load."""
         return self._sha256
+
+    def token_bases(self) -> list[int]:
+        """Bases spelled by each token id ``[vocab_size]``: 0 for special tokens, 1 for [UNK]."""
+        lengths = [0] * self.vocab_size
+        for token, i in self._tokenizer.get_vocab(with_added_tokens=True).items():
+            lengths[i] = 0 if i in self.special_ids else (1 if i == self.unk_id else len(token))
+        return lengths
 
     def encode(self, seq: str) -> list[int]:
         """Token ids of ``seq`` (upper-cased first), without special tokens."""

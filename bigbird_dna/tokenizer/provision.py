@@ -6,7 +6,8 @@ In order of precedence:
    only repeat it);
 2. ``tokenizer.path``;
 3. ``<run dir>/tokenizer.json`` (a resumed run, or a DDP rank > 0 re-entering rank 0's run);
-4. a BPE trained on ``tokenizer.sample_bp`` bases of the run's training text.
+4. a new one of ``tokenizer.kind``: ``char`` and ``kmer`` need no training; ``bpe`` is trained
+   on ``tokenizer.sample_bp`` bases of the run's training text.
 
 The main process saves the result as ``<run dir>/tokenizer.json``.
 """
@@ -20,6 +21,7 @@ from typing import Any, Callable, Iterable
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.tokenizer.bpe import TOKENIZER_FILE, DNATokenizer, train_bpe_tokenizer
+from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +41,8 @@ def provision_tokenizer(settings: dict[str, Any], run_dir: str | os.PathLike, is
     """The run's tokenizer, saved to ``<run_dir>/tokenizer.json`` by the main process.
 
     Args:
-        settings: the ``tokenizer`` config group (``path``, ``vocab_size``, ``max_token_length``,
-            ``sample_bp``).
+        settings: the ``tokenizer`` config group (``kind``, ``path``; for BPE ``vocab_size``,
+            ``max_token_length``, ``sample_bp``; for k-mers ``k``).
         run_dir: the run directory.
         is_main_process: only the main process writes the file.
         training_text: ``training_text(total_bp)`` yields about ``total_bp`` bases of training
@@ -62,6 +64,12 @@ def provision_tokenizer(settings: dict[str, Any], run_dir: str | os.PathLike, is
         tokenizer = DNATokenizer.load(path)
     elif in_run_dir.exists():
         tokenizer = DNATokenizer.load(in_run_dir)
+    elif settings.get("kind", "bpe") == "char":
+        tokenizer = char_tokenizer()
+    elif settings.get("kind") == "kmer":
+        tokenizer = kmer_tokenizer(int(settings["k"]))
+    elif settings.get("kind", "bpe") != "bpe":
+        raise InputError(f"tokenizer.kind={settings['kind']!r}: choose tokenizer=bpe, char or kmer.")
     else:
         log.info("Training a BPE tokenizer on %s bp of the training sequences", settings["sample_bp"])
         tokenizer = train_bpe_tokenizer(training_text(settings["sample_bp"]), vocab_size=settings["vocab_size"],

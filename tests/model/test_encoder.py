@@ -95,3 +95,32 @@ def test_sequences_longer_than_max_positions_are_refused(preset):
     encoder = _encoder(preset)
     with pytest.raises(Exception, match="max_positions"):
         encoder(torch.ones(1, 2048, dtype=torch.long))
+
+
+def test_rope_scores_depend_on_offsets_only_and_absolute_keeps_its_table():
+    from bigbird_dna.model.rotary import RotaryEmbedding
+
+    rope = RotaryEmbedding(8)
+    q, k = torch.randn(1, 1, 1, 8).expand(1, 1, 40, 8), torch.randn(1, 1, 1, 8).expand(1, 1, 40, 8)
+    rq, rk = rope(q, k)
+    scores = rq[0, 0] @ rk[0, 0].T  # [40, 40]: same vectors everywhere, so only offsets matter
+    assert torch.allclose(scores.diagonal(3)[:-1], scores.diagonal(3)[1:], atol=1e-5)
+    assert not torch.allclose(scores.diagonal(0)[:37], scores.diagonal(3), atol=1e-3)
+    assert _encoder().position_embedding is None  # rope is the default: no learned table
+    assert _encoder().layers[0].attn.rotary is not None
+
+
+def test_a_config_saved_before_position_existed_loads_as_absolute_and_runs():
+    old = EncoderConfig(vocab_size=40, hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64,
+                        max_positions=512, position="absolute").to_dict()
+    del old["position"]
+    config = EncoderConfig.from_dict(old)
+    assert config.position == "absolute"
+    encoder = BigBirdEncoder(config).eval()
+    assert encoder.layers[0].attn.rotary is None
+    state = encoder.state_dict()
+    assert "position_embedding.weight" in state
+    reloaded = BigBirdEncoder(EncoderConfig.from_dict(old)).eval()
+    reloaded.load_state_dict(state)
+    ids, mask = _batch(seq=100, pad_from=100)
+    assert torch.equal(encoder(ids, mask), reloaded(ids, mask))

@@ -1,0 +1,90 @@
+"""Tokenize, mask and pad genome windows into MLM batches (see :class:`MLMCollator`)."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import torch
+
+from bigbird_dna.data.masking import IGNORE_INDEX, mask_tokens
+from bigbird_dna.tokenizer import DNATokenizer
+
+
+class MLMCollator:
+    """Tokenize window strings into ``[CLS] tokens [SEP]``, mask, and pad.
+
+    Batches are dicts of ``input_ids``, ``labels`` (``[B, T]`` int64), ``attention_mask``
+    (``[B, T]`` bool, True for real tokens), ``label_bases`` (``[B, T]`` float32, bases spelled by
+    the original token at each position, 0 at special tokens), ``num_bases``/``num_tokens``
+    (scalars: bases and tokens of the windows), ``window_index`` (``[B]``, each window's index in its epoch) and
+    ``windows`` (``record:start-end`` plus strand, for logs and tests).
+
+    Each window is masked with its own generator, so its masks do not depend on the batch it
+    lands in, the rank or worker that drew it, or a restart: with ``fixed_masks`` (validation)
+    the generator is seeded from ``(seed, record, start)``, so every validation pass scores the
+    same positions, and every selected token becomes [MASK] (``all_mask``: the honest basis of the
+    val/test metrics); otherwise (training) from ``(seed, epoch, window index)``, with 80/10/10.
+    """
+
+    def __init__(self, tokenizer: DNATokenizer, max_tokens: int, mask_prob: float,
+                 fixed_masks: bool = False, seed: int = 0, epoch: int = 0):
+        self.tokenizer = tokenizer
+        self.max_tokens = max_tokens
+        self.mask_prob = mask_prob
+        self.fixed_masks = fixed_masks
+        self.seed = seed
+        self.epoch = epoch
+        # Tokens made only of N are never masked: predicting N from N teaches nothing (Caduceus
+        # keeps N out of the MLM loss too).
+        self.unmaskable_ids = torch.tensor(sorted(tokenizer.special_ids | tokenizer.n_run_ids))
+        self.token_bases = torch.tensor(tokenizer.token_bases(), dtype=torch.float32)
+
+    def tokenize(self, seqs: list[str]) -> tuple[list[list[int]], int, int]:
+        """Returns ``(rows of ids with [CLS]/[SEP], bases covered, real tokens)``."""
+        encoded = self.tokenizer.encode_batch(seqs)
+        bases = sum(len(s) for s in seqs)
+        tokens = sum(len(e) for e in encoded)
+        body = self.max_tokens - 2
+        if any(len(e) > body for e in encoded):
+            bases = sum(round(len(s) * min(1.0, body / max(len(e), 1))) for s, e in zip(seqs, encoded))
+            tokens = sum(min(len(e), body) for e in encoded)
+        rows = [[self.tokenizer.cls_id, *e[:body], self.tokenizer.sep_id] for e in encoded]
+        return rows, bases, tokens
+
+    def _mask_seed(self, item: dict[str, Any]) -> int:
+        if self.fixed_masks or "index" not in item:
+            key = f"{self.seed}|{item['record']}:{item['start']}"
+        else:
+            key = f"{self.seed}|epoch {self.epoch}|window {item['index']}"
+        return zlib.crc32(key.encode())
+
+    def mask_row(self, row: list[int], item: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(inputs, labels)``, both ``[len(row)]``, of one tokenized window (see the class doc)."""
+        generator = torch.Generator().manual_seed(self._mask_seed(item))
+        inputs, labels = mask_tokens(torch.tensor([row]), self.unmaskable_ids, self.tokenizer.mask_id,
+                                     self.tokenizer.vocab_size, self.mask_prob, generator,
+                                     all_mask=self.fixed_masks)
+        return inputs[0], labels[0]
+
+    def __call__(self, items: list[dict[str, Any]]) -> dict[str, Any]:
+        rows, bases, tokens = self.tokenize([item["seq"] for item in items])
+        width = max(map(len, rows))
+        inputs = torch.full((len(rows), width), self.tokenizer.pad_id, dtype=torch.long)
+        labels = torch.full((len(rows), width), IGNORE_INDEX, dtype=torch.long)
+        label_bases = torch.zeros((len(rows), width), dtype=torch.float32)
+        attention_mask = torch.zeros((len(rows), width), dtype=torch.bool)
+        for i, (row, item) in enumerate(zip(rows, items)):
+            inputs[i, : len(row)], labels[i, : len(row)] = self.mask_row(row, item)
+            label_bases[i, : len(row)] = self.token_bases[torch.tensor(row)]
+            attention_mask[i, : len(row)] = True
+        return {
+            "input_ids": inputs,
+            "labels": labels,
+            "label_bases": label_bases,
+            "attention_mask": attention_mask,
+            "num_bases": torch.tensor(bases, dtype=torch.float64),
+            "num_tokens": torch.tensor(tokens, dtype=torch.float64),
+            "window_index": torch.tensor([item.get("index", -1) for item in items], dtype=torch.long),
+            "windows": [f"{i['record']}:{i['start']}-{i['end']}{i.get('strand', '+')}" for i in items],
+        }
