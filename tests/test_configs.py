@@ -41,7 +41,7 @@ def inputs(tmp_path) -> dict[str, str]:
     bed.write_text("".join(f"{c}\t{s}\t{s + 60}\t{c}_{s}\t900\t{'+-'[s % 2]}\n" for c in ("chr1", "chr10", "chr11")
                            for s in range(1501, 10000, 2500)))
     table = tmp_path / "train.tsv"
-    table.write_text("sequence\tlabel\n" + "".join(f"{seq[i:i + 200]}\t{i % 2}\n" for i in range(0, 8000, 200)))
+    table.write_text("sequence\tlabel\n" + "".join(f"{seq[i:i + 200]}\t{(i // 200) % 2}\n" for i in range(0, 8000, 200)))
     bins = tmp_path / "bins.tsv"
     bins.write_text("".join(f"{c}\t{s}\t{s + 200}\t{s % 3 == 0:d}\t1\n" for c in ("chr1", "chr10", "chr11")
                             for s in range(1000, 12000, 1000)))
