@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
 
 import lightning as L
 from lightning.pytorch.utilities import rank_zero_info
@@ -34,8 +33,7 @@ from bigbird_dna.data.splits import Region, resolve_splits, write_split_manifest
 from bigbird_dna.data.tiled_windows import TiledWindows
 from bigbird_dna.data.windows import GenomeWindows
 from bigbird_dna.errors import InputError
-from bigbird_dna.tokenizer import (DNATokenizer, char_tokenizer, kmer_tokenizer, sample_training_chunks,
-                                   train_bpe_tokenizer)
+from bigbird_dna.tokenizer import DNATokenizer, sample_training_chunks, tokenizer_from_config
 
 log = logging.getLogger(__name__)
 
@@ -167,19 +165,13 @@ class GenomeMLMDataModule(L.LightningDataModule):
             tokenizer = DNATokenizer.load(given)
         elif in_run_dir.exists():  # a DDP rank re-entering the run, or a resumed run
             tokenizer = DNATokenizer.load(in_run_dir)
-        elif self.tokenizer_cfg.get("kind", "bpe") == "char":
-            tokenizer = char_tokenizer()
-        elif self.tokenizer_cfg.get("kind") == "kmer":
-            tokenizer = kmer_tokenizer(int(self.tokenizer_cfg["k"]))
-        elif self.tokenizer_cfg.get("kind", "bpe") != "bpe":
-            raise InputError(f"tokenizer.kind={self.tokenizer_cfg['kind']!r}: choose tokenizer=bpe, char or kmer.")
         else:
-            log.info("Training a BPE tokenizer on %s bp of the train split", self.tokenizer_cfg["sample_bp"])
-            chunks = sample_training_chunks(self.fasta, _regions_as_tuples(self.splits["train"]),
-                                            total_bp=self.tokenizer_cfg["sample_bp"], seed=self.seed,
-                                            uppercase=self.cfg["uppercase"])
-            tokenizer = train_bpe_tokenizer(chunks, vocab_size=self.tokenizer_cfg["vocab_size"],
-                                            max_token_length=self.tokenizer_cfg["max_token_length"])
+            def chunks():
+                log.info("Training a BPE tokenizer on %s bp of the train split", self.tokenizer_cfg["sample_bp"])
+                return sample_training_chunks(self.fasta, _regions_as_tuples(self.splits["train"]),
+                                              total_bp=self.tokenizer_cfg["sample_bp"], seed=self.seed,
+                                              uppercase=self.cfg["uppercase"])
+            tokenizer = tokenizer_from_config(self.tokenizer_cfg, chunks)
         if self.is_main_process and not in_run_dir.exists():
             tokenizer.save(in_run_dir)
         return tokenizer

@@ -33,7 +33,7 @@ from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.heads import ClassificationHead
 from bigbird_dna.tasks.base import EncoderTask
-from bigbird_dna.tokenizer import DNATokenizer, train_bpe_tokenizer
+from bigbird_dna.tokenizer import DNATokenizer, tokenizer_from_config
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +109,8 @@ def resolve_encoder_and_tokenizer(backbone: str | None, model: dict[str, Any], t
         tok = DNATokenizer.load(tokenizer["path"])
     elif in_run_dir.exists():
         tok = DNATokenizer.load(in_run_dir)
-    else:
-        log.info("Training a BPE tokenizer on %s bp of the training sequences", tokenizer["sample_bp"])
-        tok = train_bpe_tokenizer(_first_bases(training_text(), tokenizer["sample_bp"]),
-                                  vocab_size=tokenizer["vocab_size"],
-                                  max_token_length=tokenizer["max_token_length"])
+    else:  # tokenizer=char/kmer need no training; BPE trains on the first sample_bp bases
+        tok = tokenizer_from_config(tokenizer, lambda: _first_bases(training_text(), tokenizer["sample_bp"]))
     if is_main_process and not in_run_dir.exists():
         tok.save(in_run_dir)
     return {**model, "vocab_size": tok.vocab_size, "pad_id": tok.pad_id}, tok
