@@ -8,7 +8,7 @@ from bigbird_dna.tokenizer.bpe import (
     sample_training_chunks,
     train_bpe_tokenizer,
 )
-from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer
+from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer, tokenizer_from_config
 
 __all__ = [
     "ALPHABET",
@@ -18,5 +18,6 @@ __all__ = [
     "sample_training_chunks",
     "char_tokenizer",
     "kmer_tokenizer",
+    "tokenizer_from_config",
     "train_bpe_tokenizer",
 ]

@@ -42,3 +42,22 @@ def kmer_tokenizer(k: int) -> DNATokenizer:
     tokenizer.pre_tokenizer = pre_tokenizers.Split(Regex(f"[ACGT]{{{k}}}|."), behavior="isolated")
     tokenizer.decoder = decoders.Fuse()
     return DNATokenizer(tokenizer)
+
+
+def tokenizer_from_config(cfg: dict, training_chunks) -> DNATokenizer:
+    """The tokenizer a ``tokenizer`` config group asks for (``kind``: bpe, char or kmer).
+
+    ``training_chunks`` is called (no arguments) only for BPE and must return the sequences to
+    train on, already limited to ``cfg["sample_bp"]``.
+    """
+    from bigbird_dna.tokenizer.bpe import train_bpe_tokenizer
+
+    kind = cfg.get("kind", "bpe")
+    if kind == "char":
+        return char_tokenizer()
+    if kind == "kmer":
+        return kmer_tokenizer(int(cfg["k"]))
+    if kind != "bpe":
+        raise InputError(f"tokenizer.kind={kind!r}: choose tokenizer=bpe, char or kmer.")
+    return train_bpe_tokenizer(training_chunks(), vocab_size=cfg["vocab_size"],
+                               max_token_length=cfg["max_token_length"])

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.tokenizer.bpe import TOKENIZER_FILE, DNATokenizer, train_bpe_tokenizer
-from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer
+from bigbird_dna.tokenizer.bpe import TOKENIZER_FILE, DNATokenizer
+from bigbird_dna.tokenizer.fixed import tokenizer_from_config
 
 log = logging.getLogger(__name__)
 
@@ -64,16 +64,10 @@ def provision_tokenizer(settings: dict[str, Any], run_dir: str | os.PathLike, is
         tokenizer = DNATokenizer.load(path)
     elif in_run_dir.exists():
         tokenizer = DNATokenizer.load(in_run_dir)
-    elif settings.get("kind", "bpe") == "char":
-        tokenizer = char_tokenizer()
-    elif settings.get("kind") == "kmer":
-        tokenizer = kmer_tokenizer(int(settings["k"]))
-    elif settings.get("kind", "bpe") != "bpe":
-        raise InputError(f"tokenizer.kind={settings['kind']!r}: choose tokenizer=bpe, char or kmer.")
     else:
-        log.info("Training a BPE tokenizer on %s bp of the training sequences", settings["sample_bp"])
-        tokenizer = train_bpe_tokenizer(training_text(settings["sample_bp"]), vocab_size=settings["vocab_size"],
-                                        max_token_length=settings["max_token_length"])
+        if settings.get("kind", "bpe") == "bpe":
+            log.info("Training a BPE tokenizer on %s bp of the training sequences", settings["sample_bp"])
+        tokenizer = tokenizer_from_config(settings, lambda: training_text(settings["sample_bp"]))
     if is_main_process and not in_run_dir.exists():
         tokenizer.save(in_run_dir)
     return tokenizer
