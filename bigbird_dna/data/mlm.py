@@ -35,6 +35,7 @@ from bigbird_dna.data.markov_baseline import encode, select_and_fit
 from bigbird_dna.data.mlm_baselines import score_baselines
 from bigbird_dna.data.mlm_collator import MLMCollator
 from bigbird_dna.data.tiled_windows import TiledWindows
+from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.splits import Region, resolve_splits, write_split_manifest
 from bigbird_dna.genome.windows import GenomeWindows
@@ -73,7 +74,8 @@ class GenomeMLMDataModule(L.LightningDataModule):
         train_records, val_records, test_records, holdout_fraction: the splits
             (:func:`~bigbird_dna.genome.splits.resolve_splits`).
         max_n_fraction: windows with a larger share of N/IUPAC codes are skipped.
-        uppercase: upper-case soft-masked bases.
+        uppercase: must be true (the default; kept so configs that spell it out still load). Every
+            tokenizer upper-cases its input, so soft-masking (lowercase) cannot reach the tokens.
         reverse_complement_prob: RC augmentation of train windows.
         windows_per_epoch: train windows per epoch, across ranks and workers.
         eval_windows: at most this many val/test windows; they tile the held-out regions.
@@ -93,6 +95,9 @@ class GenomeMLMDataModule(L.LightningDataModule):
                  batch_size: int = 8, num_workers: int = 1):
         super().__init__()
         check_loader_settings(batch_size, num_workers)
+        if not uppercase:
+            raise InputError("data.uppercase=false has no effect: every tokenizer upper-cases its input, so "
+                             "soft-masked (lowercase) bases reach the model as ordinary bases. Drop the override.")
         self.cfg = {"fasta": fasta, "window_bp": window_bp, "max_n_fraction": max_n_fraction, "uppercase": uppercase,
                     "reverse_complement_prob": reverse_complement_prob, "windows_per_epoch": windows_per_epoch,
                     "eval_windows": eval_windows, "eval_stride_bp": eval_stride_bp,
