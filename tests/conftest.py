@@ -16,7 +16,7 @@ LAMBDA = REPO / "tests" / "files" / "lambda_phage.fa"
 FAST_OVERRIDES = [
     "model.hidden_size=32", "model.num_heads=2", "model.intermediate_size=64", "model.max_positions=256",
     "model.attention.block_size=16", "data.window_bp=1024", "data.windows_per_epoch=64",
-    "data.eval_windows=4", "data.batch_size=4", "data.num_workers=0", "tokenizer.vocab_size=256",
+    "data.eval_windows=4", "data.batch_size=4", "data.num_workers=0", "tokenizer=bpe", "tokenizer.vocab_size=256",
     "tokenizer.sample_bp=100000", "trainer.max_steps=4", "trainer.val_check_interval=2",
     "trainer.log_every_n_steps=1", "trainer.enable_model_summary=false",
 ]

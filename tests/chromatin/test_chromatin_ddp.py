@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 def test_ddp_validation_matches_one_process_on_the_same_weights(planted_bundle, tmp_path):
     run_dir = tmp_path / "run"
     overrides = ["task=chromatin", "data=deepsea", f"data.dir={planted_bundle}", "data.batch_size=8",
-                 "data.chunk_size=64", "tokenizer.sample_bp=100000", "trainer.max_steps=4",
+                 "data.chunk_size=64", "tokenizer=bpe", "tokenizer.sample_bp=100000", "trainer.max_steps=4",
                  "trainer.val_check_interval=4", *TINY]
     result = run_cli("bigbird_dna.train", *overrides, "trainer.accelerator=cpu", "trainer.devices=2",
                      "trainer.strategy=ddp", f"hydra.run.dir={run_dir}", timeout=600)

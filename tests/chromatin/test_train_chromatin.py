@@ -19,7 +19,7 @@ from tests.conftest import compose, run_cli
 # epochs of the 1024 training rows), validated at steps 64 and 128.
 TINY = ["model.hidden_size=32", "model.num_heads=2", "model.intermediate_size=64", "model.num_layers=1",
         "model.dropout=0.0", "task.head.dropout=0.0", "model.max_positions=256", "model.attention.block_size=16",
-        "tokenizer.vocab_size=1024", "tokenizer.max_token_length=16", "trainer.enable_model_summary=false",
+        "tokenizer=bpe", "tokenizer.vocab_size=1024", "tokenizer.max_token_length=16", "trainer.enable_model_summary=false",
         "data.num_workers=0"]
 PLANTED = ["task=chromatin", "data=deepsea", "data.batch_size=16", "data.chunk_size=64", "optim.lr=5e-3",
            "tokenizer.sample_bp=300000", "trainer.max_steps=128", "trainer.val_check_interval=64",
@@ -149,7 +149,7 @@ def test_intervals_path_trains_on_windows_around_labelled_bins(labelled_genome, 
                    "data.label_column=4", "data.context_bp=1500", "data.val_records=[chr7]",
                    "data.test_records=[chr8]", "task.num_labels=6", "task.groups=[[DHS,0,2],[TF,2,4],[HM,4,6]]",
                    "data.batch_size=8", "trainer.max_steps=4", "trainer.val_check_interval=4",
-                   "tokenizer.sample_bp=50000", "tokenizer.vocab_size=256", *TINY], tmp_path / "run")
+                   "tokenizer=bpe", "tokenizer.sample_bp=50000", "tokenizer.vocab_size=256", *TINY], tmp_path / "run")
     summary = run(cfg)
     assert summary["global_step"] == 4 and 0.0 <= summary["val/auroc_median"] <= 1.0
     rows = (tmp_path / "run" / "chromatin_val_labels.tsv").read_text().splitlines()
