@@ -1,12 +1,15 @@
 """Block-sparse attention speed: our Triton kernels vs FlexAttention, dense SDPA and HF BigBird.
 
-Workload (shared/reference/perf_anchors.md §5): BigBird-ITC, block 64, window 3, 3 random blocks
+Workload: BigBird-ITC, block 64, window 3, 3 random blocks
 per row, global first and last block, per-head random pattern, bf16, H=12, D=64; T in --seq at
 batch --batch, plus rows at batch --tokens/T (B*T fixed). For every row and method: forward,
 backward and forward+backward time (``triton.testing.do_bench`` median, L2 flushed), effective
 TFLOP/s on the nonzero-block FLOPs (forward = nnz * 4 * b^2 * d, backward = 2.5 x forward) and the
 peak memory of one forward+backward above the inputs. Baselines, measured in the same run:
 
+- ``triton:<variant>``: ours, once per ``--variants`` name (``KernelOptions`` in
+  ``bigbird_dna.attention.triton_kernels.VARIANTS``: index loaded in the loop or preloaded, dK/dV
+  warps or register cap, the original "v0"), timed side by side in the same run.
 - ``flex``: ``torch.compile(flex_attention, dynamic=False)`` with a BlockMask built once by
   ``BlockMask.from_kv_blocks`` (BLOCK_SIZE=64, every block passed as full, no mask_mod); compile and
   mask-build times are reported separately, not in the timings.
@@ -15,29 +18,34 @@ peak memory of one forward+backward above the inputs. Baselines, measured in the
 - ``hf``: HF transformers ``BigBirdBlockSparseAttention`` at T=4096 only, its q/k/v projections
   replaced by identities so that only attention is timed (q = k = v; its own random plan).
 
-Before timing, a correctness gate compares ours (outputs and gradients, 2 heads of batch 0) with
-the PyTorch backend in fp32, and Flex's outputs with ours on the same layout. Output: a markdown
-table on stdout and JSON (device, versions, clocks and power from nvidia-smi, date) in --out.
+``--key-padding-mask`` passes ours the all-True ``[B, T]`` mask that the encoder always passes
+(full windows): that path compiles differently (``HAS_KPM``). The baselines then run unmasked,
+which is the same attention.
+
+Before timing, a correctness gate compares each variant of ours (outputs and gradients, 2 heads of
+batch 0) with the PyTorch backend in fp32, and Flex's outputs with ours on the same layout. Output:
+a markdown table on stdout and JSON (device, versions, clocks and power from nvidia-smi, date,
+commit) in --out.
 
     python benchmarks/attention.py --out benchmarks/results/attention_h100.json
-    python benchmarks/attention.py --smoke      # CPU, Triton interpreter, tiny sizes
+    python benchmarks/attention.py --smoke      # CPU, Triton interpreter, tiny sizes, any machine
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
-import platform
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from benchmarks.harness import bench_ms, environment, is_gpu, peak_mib, relative_error, wall_s  # noqa: E402
+
+VARIANT_NAMES = ("v0", "loop", "preload", "preload-fused", "preload-dkdv-w8", "preload-dkdv-r168")  # = VARIANTS
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -50,17 +58,24 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--head-dim", type=int, default=64)
     parser.add_argument("--block", type=int, default=64)
     parser.add_argument("--dtype", choices=["bf16", "fp16", "fp32"], default="bf16")
-    parser.add_argument("--chunk-blocks", type=int, default=None, help="our split size (default: the kernel's)")
+    parser.add_argument("--chunk-blocks", type=int, default=None, help="our split size (default: sized per run)")
+    parser.add_argument("--variants", nargs="+", default=None, choices=VARIANT_NAMES,
+                        help="our kernel variants to time (default: all; smoke: loop preload)")
+    parser.add_argument("--key-padding-mask", action="store_true",
+                        help="pass ours the all-True padding mask the encoder passes (baselines unmasked)")
     parser.add_argument("--methods", nargs="+", default=["triton", "flex", "sdpa", "hf"],
                         choices=["triton", "flex", "sdpa", "hf"])
     parser.add_argument("--warmup", type=float, default=25, help="do_bench warm-up in ms, at least 25 runs")
     parser.add_argument("--rep", type=float, default=100, help="do_bench timing in ms, at least 100 runs")
     parser.add_argument("--out", type=Path, default=None, help="JSON results file")
     parser.add_argument("--smoke", action="store_true",
-                        help="CPU end-to-end check under TRITON_INTERPRET=1: T=768, H=2, fp32, one call each")
+                        help="CPU end-to-end check under TRITON_INTERPRET=1 (any machine): 12 blocks, 1 head, "
+                             "fp32, one call per timing")
     args = parser.parse_args(argv)
     if args.smoke:
-        args.seq, args.batch, args.tokens, args.heads, args.dtype = [768], 1, 0, 2, "fp32"
+        args.seq, args.batch, args.tokens, args.heads, args.dtype = [12 * args.block], 1, 0, 1, "fp32"
+    args.variants = args.variants or (["loop", "preload"] if args.smoke else list(VARIANT_NAMES))
+    args.device = "cpu" if args.smoke else "cuda"
     return args
 
 
@@ -83,83 +98,32 @@ def head_prefix(layout, heads: int):
                        q_ptr, layout.q_idx[: int(q_ptr[-1])])
 
 
-def flex_block_mask(layout, seq: int):
-    """FlexAttention BlockMask with the layout's blocks, all full, indices padded to nb ([1, H, nq, nb])."""
-    from torch.nn.attention.flex_attention import BlockMask
-
-    H, nq, nk = layout.num_heads, layout.num_q_blocks, layout.num_k_blocks
-    lengths = (layout.kv_ptr[1:] - layout.kv_ptr[:-1]).long()
-    slot = torch.arange(nk, device=lengths.device)
-    pos = (layout.kv_ptr[:-1].long()[:, None] + slot).clamp(max=layout.nnz - 1)
-    indices = torch.where(slot < lengths[:, None], layout.kv_idx[pos], 0).to(torch.int32)
-    zeros = torch.zeros(1, H, nq, dtype=torch.int32, device=lengths.device)
-    return BlockMask.from_kv_blocks(zeros, torch.zeros_like(indices).view(1, H, nq, nk),
-                                    lengths.to(torch.int32).view(1, H, nq), indices.view(1, H, nq, nk),
-                                    BLOCK_SIZE=layout.block_size, seq_lengths=(seq, seq))
-
-
 # --- timing ----------------------------------------------------------------------------------------
 
-def cuda_sync():
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
-def bench_ms(fn, args, grad_to_none) -> float:
-    """Median ms of ``fn``: do_bench (L2 flushed) with at least 25 warm-up and 100 timed runs.
-
-    In smoke mode (CPU) a single timed call.
-    """
-    if not torch.cuda.is_available():
-        start = time.perf_counter()
-        fn()
-        return (time.perf_counter() - start) * 1e3
-    import triton.testing
-
-    fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize()
-    estimate = start.elapsed_time(end)
-    return triton.testing.do_bench(fn, warmup=max(args.warmup, 25 * estimate), rep=max(args.rep, 100 * estimate),
-                                   grad_to_none=grad_to_none, return_mode="median")
-
-
 def measure(attn, q, k, v, args) -> dict:
-    """Forward, backward and forward+backward times and peak memory of ``attn(q, k, v)``."""
+    """Forward, backward and forward+backward ms and peak MiB of ``attn(q, k, v)``.
+
+    Off CUDA (smoke) one call each, and forward+backward is their sum.
+    """
     grad_out = torch.randn_like(q)
     leaves = [q, k, v]
-    fwd_ms = bench_ms(lambda: attn(q, k, v), args, leaves)
+    timing = {"device": q.device, "warmup_ms": args.warmup, "rep_ms": args.rep, "grad_to_none": leaves}
+    fwd_ms = bench_ms(lambda: attn(q, k, v), **timing)
     out = attn(q, k, v)
-    bwd_ms = bench_ms(lambda: out.backward(grad_out, retain_graph=True), args, leaves)
-    del out
-    step_ms = bench_ms(lambda: attn(q, k, v).backward(grad_out), args, leaves)
-    peak_mib = None
-    if torch.cuda.is_available():
-        for x in leaves:
-            x.grad = None
-        cuda_sync()
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-        attn(q, k, v).backward(grad_out)
-        cuda_sync()
-        peak_mib = (torch.cuda.max_memory_allocated() - base) / 2**20
-    return {"fwd_ms": fwd_ms, "bwd_ms": bwd_ms, "fwd_bwd_ms": step_ms, "peak_mib": peak_mib}
+    bwd_ms = bench_ms(lambda: out.backward(grad_out, retain_graph=True), **timing)
+    out = None  # free the graph
+    if not is_gpu(q.device):
+        return {"fwd_ms": fwd_ms, "bwd_ms": bwd_ms, "fwd_bwd_ms": fwd_ms + bwd_ms, "peak_mib": None}
+    step_ms = bench_ms(lambda: attn(q, k, v).backward(grad_out), **timing)
+    for x in leaves:
+        x.grad = None
+    peak = peak_mib(lambda: attn(q, k, v).backward(grad_out), q.device)
+    return {"fwd_ms": fwd_ms, "bwd_ms": bwd_ms, "fwd_bwd_ms": step_ms, "peak_mib": peak}
 
 
-def first_call_s(attn, q, k, v) -> float:
-    """Seconds of the first forward+backward (JIT compilation, plan building)."""
-    cuda_sync()
-    start = time.perf_counter()
-    attn(q, k, v).backward(torch.ones_like(q))
-    cuda_sync()
-    return time.perf_counter() - start
-
-
-def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
-    return ((a.float() - b.float()).norm() / b.float().norm().clamp_min(1e-12)).item()
+def first_call_s(attn, q, k, v) -> float | None:
+    """Seconds of the first forward+backward (JIT compilation, plan building); not timed off CUDA."""
+    return wall_s(lambda: attn(q, k, v).backward(torch.ones_like(q)), q.device) if is_gpu(q.device) else None
 
 
 # --- methods ---------------------------------------------------------------------------------------
@@ -188,45 +152,55 @@ class Recorder:
         print(f"  {method}: skipped ({reason})", file=sys.stderr, flush=True)
 
 
-def correctness_gate(layout, q, k, v, kw) -> dict:
+def correctness_gate(layout, q, k, v, mask, kw) -> dict:
     """Relative errors of ours vs the fp32 PyTorch backend on batch 0, first two heads."""
     from bigbird_dna.attention import torch_block_sparse_attention
     from bigbird_dna.attention.triton_kernels import triton_block_sparse_attention
 
     small = head_prefix(layout, min(2, layout.num_heads))
     q0, k0, v0 = (x[:1, : small.num_heads].detach().requires_grad_() for x in (q, k, v))
+    mask0 = None if mask is None else mask[:1]
     grad_out = torch.randn_like(q0)
-    out = triton_block_sparse_attention(q0, k0, v0, small, **kw)
+    out = triton_block_sparse_attention(q0, k0, v0, small, mask0, **kw)
     got = [out, *torch.autograd.grad(out, (q0, k0, v0), grad_out)]
     ref_in = [x.detach().float().requires_grad_() for x in (q0, k0, v0)]
-    ref = torch_block_sparse_attention(*ref_in, small)
+    ref = torch_block_sparse_attention(*ref_in, small, mask0)
     want = [ref, *torch.autograd.grad(ref, ref_in, grad_out.float())]
     return {name: relative_error(a, b) for name, a, b in zip(("out", "dq", "dk", "dv"), got, want)}
 
 
-def run_config(batch: int, seq: int, args, device) -> list[dict]:
+def run_config(batch: int, seq: int, args) -> list[dict]:
     from bigbird_dna.attention.triton_kernels import triton_block_sparse_attention
 
+    device = args.device
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
     layout = bigbird_layout(args.heads, seq, args.block, device)
     shape = (batch, args.heads, seq, args.head_dim)
     q, k, v = (torch.randn(shape, device=device, dtype=dtype, requires_grad=True) for _ in range(3))
-    kw = {} if args.chunk_blocks is None else {"chunk_blocks": args.chunk_blocks}
+    mask = torch.ones(batch, seq, device=device, dtype=torch.bool) if args.key_padding_mask else None
     fwd_flop = batch * layout.nnz * 4 * args.block**2 * args.head_dim
     base = {"batch": batch, "seq": seq, "heads": args.heads, "head_dim": args.head_dim, "dtype": args.dtype,
-            "block": args.block, "nnz_blocks": layout.nnz, "fwd_gflop": fwd_flop / 1e9}
+            "block": args.block, "nnz_blocks": layout.nnz, "fwd_gflop": fwd_flop / 1e9,
+            "key_padding_mask": args.key_padding_mask}
     rec = Recorder(base, (q, k, v), fwd_flop, args)
-    print(f"B={batch} T={seq}", file=sys.stderr, flush=True)
+    print(f"B={batch} T={seq} mask={args.key_padding_mask}", file=sys.stderr, flush=True)
 
-    gate = correctness_gate(layout, q, k, v, kw)
-    if max(gate.values()) > (1e-4 if dtype == torch.float32 else 2e-2):
-        raise SystemExit(f"correctness gate failed at B={batch} T={seq}: relative errors {gate}")
-    ours = lambda q, k, v: triton_block_sparse_attention(q, k, v, layout, **kw)  # noqa: E731
-    if "triton" in args.methods:
-        rec.measure("triton", ours, first_call_s=first_call_s(ours, q, k, v), gate_rel_err=gate)
+    ours = None
+    for variant in args.variants if "triton" in args.methods else []:
+        kw = {"options": variant, "chunk_blocks": args.chunk_blocks}
+        gate = correctness_gate(layout, q, k, v, mask, kw)
+        if max(gate.values()) > (1e-4 if dtype == torch.float32 else 2e-2):
+            raise SystemExit(f"correctness gate failed for {variant} at B={batch} T={seq}: relative errors {gate}")
+
+        def attn(q, k, v, kw=kw):
+            return triton_block_sparse_attention(q, k, v, layout, mask, **kw)
+        ours = ours or attn
+        rec.measure(f"triton:{variant}", attn, first_call_s=first_call_s(attn, q, k, v), gate_rel_err=gate)
+    from benchmarks.attention_baselines import run_flex, run_hf, run_sdpa
+
     baselines = {
         "flex": lambda: run_flex(rec, layout, (q, k, v), seq, ours),
-        "sdpa": lambda: run_sdpa(rec, dense_fwd_gflop=batch * args.heads * 4 * seq * seq * args.head_dim / 1e9),
+        "sdpa": lambda: run_sdpa(rec, device, dense_fwd_gflop=batch * args.heads * 4 * seq * seq * args.head_dim / 1e9),
         "hf": lambda: run_hf(rec, args, batch, seq, device, dtype),
     }
     for method, run in baselines.items():
@@ -238,133 +212,50 @@ def run_config(batch: int, seq: int, args, device) -> list[dict]:
     return rec.rows
 
 
-def run_flex(rec: Recorder, layout, inputs, seq: int, ours) -> None:
-    if not torch.cuda.is_available():
-        return rec.skip("flex", "needs CUDA (torch.compile'd FlexAttention)")
-    from torch.nn.attention.flex_attention import flex_attention
-
-    cuda_sync()
-    start = time.perf_counter()
-    block_mask = flex_block_mask(layout, seq)
-    cuda_sync()
-    build_s = time.perf_counter() - start
-    mask_mib = sum(t.numel() * t.element_size() for t in block_mask.as_tuple() if torch.is_tensor(t)) / 2**20
-    flex = torch.compile(flex_attention, dynamic=False)
-    attn = lambda q, k, v: flex(q, k, v, block_mask=block_mask)  # noqa: E731
-    compile_s = first_call_s(attn, *inputs)
-    with torch.no_grad():
-        agree = relative_error(attn(*inputs), ours(*inputs))
-    if agree > 2e-2:
-        raise SystemExit(f"FlexAttention and ours disagree (relative error {agree:.2e}): the BlockMask differs")
-    rec.measure("flex", attn, mask_build_s=build_s, mask_mib=mask_mib, first_call_s=compile_s,
-                rel_err_vs_ours=agree)
-
-
-def run_sdpa(rec: Recorder, dense_fwd_gflop: float) -> None:
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    from torch.nn.functional import scaled_dot_product_attention
-
-    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
-                "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
-    for name in ["flash", "cudnn", "efficient"] if torch.cuda.is_available() else ["math"]:
-        def attn(q, k, v, backend=backends[name]):
-            with sdpa_kernel([backend]):
-                return scaled_dot_product_attention(q, k, v)
-        try:
-            rec.measure(f"sdpa:{name}", attn, dense_fwd_gflop=dense_fwd_gflop)
-        except RuntimeError as err:  # backend unavailable for this device, dtype or shape
-            rec.skip(f"sdpa:{name}", str(err).splitlines()[0][:200])
-
-
-def run_hf(rec: Recorder, args, batch: int, seq: int, device, dtype) -> None:
-    if seq != 4096:
-        return rec.skip("hf", "run at T=4096 only")
-    if not torch.cuda.is_available():
-        return rec.skip("hf", "GPU only")
-    try:
-        from transformers import BigBirdConfig
-        from transformers.models.big_bird.modeling_big_bird import BigBirdBlockSparseAttention, BigBirdModel
-    except ImportError as err:
-        return rec.skip("hf", f"transformers not importable: {err}")
-    config = BigBirdConfig(hidden_size=args.heads * args.head_dim, num_attention_heads=args.heads,
-                           attention_type="block_sparse", block_size=args.block, num_random_blocks=3,
-                           max_position_embeddings=seq)
-    module = BigBirdBlockSparseAttention(config, seed=0).to(device, dtype).train()
-    module.query = module.key = module.value = torch.nn.Identity()  # time attention only
-    blocked, band, from_mask, to_mask = BigBirdModel.create_masks_for_block_sparse_attn(
-        torch.ones(batch, seq, device=device, dtype=dtype), args.block)
-    masks = dict(band_mask=band, from_mask=from_mask, to_mask=to_mask, from_blocked_mask=blocked,
-                 to_blocked_mask=blocked)
-
-    def attn(q, k, v):  # q = k = v, as [B, T, H*D] hidden states
-        hidden = q.transpose(1, 2).reshape(batch, seq, -1)
-        out = module(hidden, **masks)[0]
-        return out.view(batch, seq, args.heads, args.head_dim).transpose(1, 2)
-    rec.measure("hf", attn)
-    return None
-
-
 # --- report ----------------------------------------------------------------------------------------
 
-def environment() -> dict:
-    import triton
-
-    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda,
-           "python": platform.python_version(), "host": platform.node(),
-           "interpreter": os.environ.get("TRITON_INTERPRET") == "1"}
-    if torch.cuda.is_available():
-        env["device"] = torch.cuda.get_device_name()
-        env["sm_count"] = torch.cuda.get_device_properties(0).multi_processor_count
-        env["sdpa_cudnn_enabled"] = torch.backends.cuda.cudnn_sdp_enabled()
-        for key, cmd in {"nvidia_smi_gpu": ["nvidia-smi", "--format=csv", "--query-gpu=name,power.limit,"
-                                            "power.draw,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu"],
-                         "nvidia_smi_q": ["nvidia-smi", "-q", "-d", "CLOCK,POWER,PERFORMANCE"]}.items():
-            try:
-                env[key] = subprocess.run(cmd, capture_output=True, text=True, timeout=30).stdout[:12000]
-            except (OSError, subprocess.SubprocessError) as err:
-                env[key] = f"unavailable: {err}"
-    else:
-        env["device"] = f"cpu ({platform.processor() or platform.machine()})"
-    return env
-
-
 def markdown_table(rows: list[dict]) -> str:
-    lines = ["| B | T | method | fwd ms | bwd ms | fwd+bwd ms | fwd TFLOP/s | bwd TFLOP/s | peak MiB "
-             "| ours faster (fwd+bwd) |", "|" + "---|" * 10]
-    ours = {(r["batch"], r["seq"]): r for r in rows if r["method"] == "triton" and "fwd_bwd_ms" in r}
+    """One line per (config, method); the last column is its fwd+bwd time over our best variant's."""
+    lines = ["| B | T | mask | method | fwd ms | bwd ms | fwd+bwd ms | fwd TFLOP/s | bwd TFLOP/s | peak MiB "
+             "| / best ours |", "|" + "---|" * 11]
+    best: dict = {}
+    for r in rows:
+        if r["method"].startswith("triton") and "fwd_bwd_ms" in r:
+            key = (r["batch"], r["seq"], r["key_padding_mask"])
+            best[key] = min(best.get(key, float("inf")), r["fwd_bwd_ms"])
     fmt = lambda x, spec: "-" if x is None else format(x, spec)  # noqa: E731
     for r in rows:
+        lead = f"| {r['batch']} | {r['seq']} | {'yes' if r['key_padding_mask'] else 'no'} | {r['method']} "
         if "skipped" in r:
-            lines.append(f"| {r['batch']} | {r['seq']} | {r['method']} | skipped: {r['skipped']} |||||||")
+            lines.append(f"{lead}| skipped: {r['skipped']} |||||||")
             continue
-        mine = ours.get((r["batch"], r["seq"]))
-        ratio = None if mine is None else r["fwd_bwd_ms"] / mine["fwd_bwd_ms"]
-        lines.append(f"| {r['batch']} | {r['seq']} | {r['method']} | {r['fwd_ms']:.3f} | {r['bwd_ms']:.3f} "
-                     f"| {r['fwd_bwd_ms']:.3f} | {r['fwd_tflops']:.1f} | {r['bwd_tflops']:.1f} "
-                     f"| {fmt(r['peak_mib'], '.0f')} | {fmt(ratio, '.2f')} |")
+        mine = best.get((r["batch"], r["seq"], r["key_padding_mask"]))
+        ratio = None if mine is None else r["fwd_bwd_ms"] / mine
+        lines.append(f"{lead}| {r['fwd_ms']:.3f} | {r['bwd_ms']:.3f} | {r['fwd_bwd_ms']:.3f} "
+                     f"| {r['fwd_tflops']:.1f} | {r['bwd_tflops']:.1f} | {fmt(r['peak_mib'], '.0f')} "
+                     f"| {fmt(ratio, '.2f')} |")
     return "\n".join(lines)
 
 
-def main(argv=None) -> None:
+def main(argv=None) -> dict:
     args = parse_args(argv)
     if args.smoke:
         os.environ["TRITON_INTERPRET"] = "1"  # before any Triton kernel is defined
     elif not torch.cuda.is_available():
         raise SystemExit("no CUDA device: run on a GPU, or pass --smoke for the CPU interpreter check")
-    device = "cuda" if torch.cuda.is_available() and not args.smoke else "cpu"
     configs = [(args.batch, t) for t in args.seq]
     if args.tokens:
         configs += [(args.tokens // t, t) for t in args.seq if args.tokens // t not in (0, args.batch)]
-    rows = [row for batch, seq in configs for row in run_config(batch, seq, args, device)]
+    payload = {"benchmark": "attention", "environment": environment(args.device),
+               "args": {k: str(v) for k, v in vars(args).items()}, "results": []}
+    for batch, seq in configs:
+        payload["results"] += run_config(batch, seq, args)
+        if args.out:  # after every configuration, so a run cut short keeps what it measured
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(payload, indent=2, default=str))
     flops_note = "TFLOP/s: nonzero-block FLOPs (fwd = nnz*4*b^2*d, bwd = 2.5x) for every method, dense SDPA included"
-    print(markdown_table(rows) + "\n\n" + flops_note)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"environment": environment(), "args": {k: str(v) for k, v in vars(args).items()},
-                   "results": rows}
-        args.out.write_text(json.dumps(payload, indent=2))
-        print(f"wrote {args.out}", file=sys.stderr)
+    print(markdown_table(payload["results"]) + "\n\n" + flops_note)
+    return payload
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ TINY = {"hidden_size": 64, "num_layers": 2, "num_heads": 2, "intermediate_size":
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fasta", type=Path, default=REPO / "data" / "h_pylori_F32.fa",
+    parser.add_argument("--fasta", type=Path, default=REPO / "sample_data" / "h_pylori_F32.fa",
                         help="genome to train the tokenizer on and repeat (default: %(default)s)")
     parser.add_argument("--tokenizer", type=Path, default=None, help="tokenizer.json to load instead of training")
     parser.add_argument("--vocab-size", type=int, default=32000, help="when training (default: %(default)s)")
@@ -72,7 +72,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def genome_records(fasta: Path) -> list[str]:
-    from bigbird_dna.data.fasta_records import iter_fasta
+    from bigbird_dna.genome.fasta_stream import iter_fasta
 
     return [seq.upper() for _, seq in iter_fasta(fasta)]
 
@@ -124,9 +124,9 @@ def model_only_windows_per_s(model, vocab_size: int, batch: int, tokens: int, de
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
-    from bigbird_dna.export import write_export
+    from bigbird_dna.model.export import write_export
     from bigbird_dna.predict import main as predict
-    from bigbird_dna.scan import resolve_device
+    from bigbird_dna.predict.driver import resolve_device
     from bigbird_dna.tasks.promoter import PromoterTask
     from bigbird_dna.tokenizer import DNATokenizer, train_bpe_tokenizer
 
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> dict:
         start = time.perf_counter()
         predict([str(tmp / "genome.fa"), *common, "--out-prefix", str(tmp / "scan")])
         seconds = time.perf_counter() - start
-        windows = sum(1 for _ in open(tmp / "scan.tsv")) - 1
+        windows = sum(1 for line in open(tmp / "scan.tsv") if not line.startswith("#")) - 1
     scanner = PromoterTask(model, {}, num_labels=1).to(device).eval()
     model_only = model_only_windows_per_s(scanner.predict_proba, tokenizer.vocab_size, args.batch_size,
                                           args.tokens, device, precision)

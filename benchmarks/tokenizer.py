@@ -30,7 +30,7 @@ TARGET_MBPS = 2.0
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fasta", type=Path, default=REPO / "data" / "h_pylori_F32.fa",
+    parser.add_argument("--fasta", type=Path, default=REPO / "sample_data" / "h_pylori_F32.fa",
                         help="genome (default: %(default)s)")
     parser.add_argument("--tokenizer", type=Path, default=None, help="tokenizer.json to load instead of training one")
     parser.add_argument("--vocab-size", type=int, default=4096, help="when training (default: %(default)s)")
@@ -60,7 +60,7 @@ def best_of(repeats: int, fn) -> tuple[float, float]:
 
 def measure(args: argparse.Namespace) -> list[dict]:
     """Worker: time encode / encode_batch for each window size in this process's thread pool."""
-    from bigbird_dna.data.genome import Genome, prepare_genome
+    from bigbird_dna.genome.fasta import Genome, prepare_genome
     from bigbird_dna.tokenizer import DNATokenizer
 
     tokenizer = DNATokenizer.load(args.tokenizer)

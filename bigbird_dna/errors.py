@@ -33,3 +33,25 @@ def exit_on_input_error(fn: F) -> F:
             sys.exit(EXIT_INPUT_ERROR)
 
     return wrapper  # type: ignore[return-value]
+
+
+def require_extra(module: str, extra: str, purpose: str):
+    """Import an optional dependency, or raise an :class:`InputError` naming the extra to install.
+
+    ``require_extra("scipy.io", "deepsea", "reading DeepSEA .mat files")`` returns ``scipy.io``.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise InputError(f"{purpose} needs the optional package {module.split('.')[0]}: "
+                         f"pip install 'bigbird_dna[{extra}]'.") from None
+
+
+def plain_help(text: str) -> str:
+    """A reST docstring as a terminal help text: ``code`` and :role:`target` markup removed."""
+    import re
+
+    text = re.sub(r":[a-z]+:`~?(?:[\w.]+\.)?([^`]+)`", r"\1", text)
+    return text.replace("``", "").replace("::\n", ":\n")

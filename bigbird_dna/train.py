@@ -8,7 +8,7 @@ Examples::
 
 A run directory holds ``config.yaml`` (the composed, resolved config), ``split_manifest.json``,
 ``tokenizer.json``, ``checkpoints/{last,best-*}.ckpt``, ``logs/metrics.csv``, ``export/`` and
-``summary.json``; after a preemption also ``hpc_ckpt_<n>.ckpt`` (see :mod:`bigbird_dna.faults`).
+``summary.json``; after a preemption also ``hpc_ckpt_<n>.ckpt`` (see :mod:`bigbird_dna.runtime.faults`).
 
 Several processes (DDP ranks) may run this for one run directory: Lightning re-runs the command
 for each extra local rank, ``srun`` starts one per task. Only rank 0 writes ``config.yaml``, the
@@ -35,20 +35,39 @@ import hydra
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import ModelCheckpoint
+from lightning.pytorch.utilities.exceptions import SIGTERMException
+from lightning.pytorch.utilities.model_helpers import is_overridden
 from omegaconf import DictConfig, OmegaConf
 
-from bigbird_dna.atomic import write_text_atomic
-from bigbird_dna.config import register_resolvers, to_plain
 from bigbird_dna.errors import EXIT_INPUT_ERROR, InputError
-from bigbird_dna.export import write_export
-from bigbird_dna.faults import EXIT_NONFINITE, EXIT_PREEMPTED, NonFiniteLossError, Preempted, hpc_checkpoints
-from bigbird_dna.distributed import multirun_job, register_slurm_resolver
-from bigbird_dna.hydra_callbacks import ensure_writable_dir
-from bigbird_dna.tasks import build_task
+from bigbird_dna.model.export import load_export, write_export
+from bigbird_dna.runtime.atomic import write_text_atomic
+from bigbird_dna.runtime.checkpoint_io import AtomicCheckpointIO, disk_full_cause, disk_full_error
+from bigbird_dna.runtime.distributed import multirun_job, register_slurm_resolver
+from bigbird_dna.runtime.faults import (
+    EXIT_NONFINITE,
+    EXIT_PREEMPTED,
+    NonFiniteLossError,
+    Preempted,
+    arm_signal_handlers,
+)
+from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
+from bigbird_dna.runtime.resolvers import instantiate, register_resolvers, target_class, to_plain
+from bigbird_dna.runtime.run_record import (
+    command_overrides,
+    config_record,
+    reconcile_resume,
+    refuse_existing_run,
+    resolve_checkpoint,
+    restore_tokenizer,
+)
+from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
+from bigbird_dna.tokenizer.provision import provision_tokenizer
 
 log = logging.getLogger("bigbird_dna.train")
 register_resolvers()
 register_slurm_resolver()
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
 
 
 # Each DataLoader worker tokenizes its own batches; a Rust thread pool per worker only oversubscribes
@@ -62,35 +81,6 @@ def _is_main_process() -> bool:
         int(os.environ.get("LOCAL_RANK", 0)) == 0
 
 
-def _resolve_ckpt(ckpt_path: str | None, run_dir: Path) -> str | None:
-    preempted = hpc_checkpoints(run_dir)
-    last = run_dir / "checkpoints" / "last.ckpt"
-    if not ckpt_path and not preempted:
-        return None
-    if not ckpt_path or ckpt_path == "last":
-        candidates = [p for p in (last, *preempted[-1:]) if p.is_file()]
-        if not candidates:
-            raise InputError(f"checkpoint not found: {last}. Pass ckpt_path=PATH/last.ckpt, or ckpt_path=last "
-                             "together with hydra.run.dir=<the run directory>.")
-        # The newest state wins; on a tie the preemption checkpoint (Lightning's rule for hpc_ckpt).
-        return str(max(candidates, key=lambda p: (p.stat().st_mtime, p in preempted)))
-    path = Path(ckpt_path)
-    if not path.is_file():
-        raise InputError(f"checkpoint not found: {path}. Pass ckpt_path=PATH/last.ckpt, or ckpt_path=last "
-                         "together with hydra.run.dir=<the run directory>.")
-    return str(path)
-
-
-def _restore_tokenizer(ckpt_path: str, run_dir: Path) -> None:
-    """A resumed run keeps the tokenizer its checkpoint was trained with."""
-    target = run_dir / "tokenizer.json"
-    if target.exists():
-        return
-    tokenizer_json = torch.load(ckpt_path, map_location="cpu", weights_only=True).get("tokenizer_json")
-    if tokenizer_json:
-        write_text_atomic(target, tokenizer_json)
-
-
 def _trainer_kwargs(cfg: DictConfig) -> dict[str, Any]:
     kwargs = to_plain(cfg.trainer)
     if kwargs.get("precision") == "auto":
@@ -99,7 +89,9 @@ def _trainer_kwargs(cfg: DictConfig) -> dict[str, Any]:
 
 
 def _instantiate_all(group: DictConfig | None) -> list:
-    return [hydra.utils.instantiate(node) for node in (group or {}).values() if node is not None]
+    """The objects of a group of ``_target_`` nodes (callbacks, loggers); a target may return None."""
+    built = (hydra.utils.instantiate(node) for node in (group or {}).values() if node is not None)
+    return [item for item in built if item is not None]
 
 
 def _save_final_state(trainer: L.Trainer, checkpoint: ModelCheckpoint, run_dir: Path) -> str:
@@ -127,6 +119,49 @@ def _effective_batch_size(cfg: DictConfig, trainer: L.Trainer) -> dict[str, int]
             "accumulate_grad_batches": trainer.accumulate_grad_batches}
 
 
+def _task_settings(cfg: DictConfig) -> dict[str, Any]:
+    """The ``task`` group without its run settings (name, monitor, ...): the constructor's arguments."""
+    return {k: v for k, v in to_plain(cfg.task).items() if k not in RUN_SETTINGS and k != "_target_"}
+
+
+def build(cfg: DictConfig, run_dir: Path, is_main_process: bool) -> tuple[EncoderTask, L.LightningDataModule, Any]:
+    """The task module, its DataModule and the tokenizer, from the config's ``_target_``\ s.
+
+    Order: check that the data suits the task (before anything is built), build the data, settle
+    the tokenizer (:func:`~bigbird_dna.tokenizer.provision.provision_tokenizer`; a ``task.backbone``
+    export brings its own, and its encoder config), attach it to the data, build the task.
+    """
+    task_class, data_class = target_class(cfg.task), target_class(cfg.data)
+    if not issubclass(data_class, task_class.data_class):
+        wanted = task_class.data_class if isinstance(task_class.data_class, tuple) else (task_class.data_class,)
+        raise InputError(f"task={cfg.task.name} cannot train on {data_class.__name__} (data={cfg.data._target_}); "
+                         f"it needs {' or '.join(c.__name__ for c in wanted)}: pick a matching data= config.")
+    datamodule = instantiate(cfg.data, seed=cfg.seed, run_dir=str(run_dir), is_main_process=is_main_process)
+    backbone = cfg.task.get("backbone")
+    export = load_export(backbone) if backbone else None
+    if export is not None:
+        log.info("fine-tuning from %s: encoder config and tokenizer taken from the export "
+                 "(the model= group is not used).", backbone)
+    tokenizer = provision_tokenizer(to_plain(cfg.tokenizer), run_dir, is_main_process, datamodule.training_text,
+                                    given=export.tokenizer if export else None, given_by=str(backbone))
+    model = dict(export.model_config) if export else to_plain(cfg.model)
+    model.update(vocab_size=tokenizer.vocab_size, pad_id=tokenizer.pad_id)
+    datamodule.attach_tokenizer(tokenizer, model["max_positions"])
+    module = task_class(**_task_settings(cfg), model=model, optim=to_plain(cfg.optim),
+                        tokenizer_sha256=tokenizer.sha256, tokenizer_json=tokenizer.to_str(),
+                        **datamodule.task_inputs())
+    return module, datamodule, tokenizer
+
+
+def _test(trainer: L.Trainer, module: EncoderTask, datamodule, checkpoint: str) -> dict[str, float]:
+    """Test metrics of ``checkpoint`` on the test split; empty when the task or data has none."""
+    if not is_overridden("test_step", module) or not datamodule.has_test_data():
+        log.info("no test split to evaluate (task %s)", type(module).__name__)
+        return {}
+    metrics = trainer.test(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True, verbose=False)
+    return {k: float(v) for k, v in metrics[0].items()}
+
+
 def run(cfg: DictConfig) -> dict[str, Any]:
     """Train one task as configured; returns the summary (also written to ``summary.json``)."""
     started = time.monotonic()
@@ -134,21 +169,26 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     main = _is_main_process()
     if main:
         ensure_writable_dir(run_dir)
-    # Callbacks first: the preemption callback arms its signal handler when created, so a signal
-    # that arrives while the task is being built is not lost (nor, by default, fatal).
     callbacks = _instantiate_all(cfg.callbacks)
+    # Before anything slow: a preemption signal that arrives while the data or the task is being
+    # built is then kept for the first step boundary (and is not, by default, fatal).
+    arm_signal_handlers(callbacks)
     L.seed_everything(cfg.seed, workers=True)
-    ckpt_path = _resolve_ckpt(cfg.ckpt_path, run_dir)
+    ckpt_path = resolve_checkpoint(cfg.ckpt_path, run_dir)
+    if ckpt_path:
+        cfg = reconcile_resume(cfg, ckpt_path, command_overrides(), cfg.resume.allow_changes)
+    elif main:
+        refuse_existing_run(run_dir)
     if ckpt_path and main:
         log.info("Resuming from %s", ckpt_path)
-        _restore_tokenizer(ckpt_path, run_dir)
+        restore_tokenizer(ckpt_path, run_dir)
     if main:
-        write_text_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+        write_text_atomic(config_record(run_dir), OmegaConf.to_yaml(cfg, resolve=True))
 
-    task = build_task(cfg, run_dir, main)
+    module, datamodule, tokenizer = build(cfg, run_dir, main)
     loggers = _instantiate_all(cfg.logger)
     trainer = L.Trainer(**_trainer_kwargs(cfg), callbacks=callbacks, logger=loggers or False,
-                        default_root_dir=str(run_dir))
+                        default_root_dir=str(run_dir), plugins=[AtomicCheckpointIO()])
     batch = _effective_batch_size(cfg, trainer)
     if batch:
         for logger in trainer.loggers:
@@ -157,19 +197,20 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             log.info("effective batch size: %(effective_batch_size)d windows per optimizer step = "
                      "%(batch_size_per_device)d per device x %(devices)d devices x %(num_nodes)d nodes x "
                      "%(accumulate_grad_batches)d accumulated batches", batch)
-    trainer.fit(task.module, datamodule=task.datamodule, ckpt_path=ckpt_path)
+    trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path)
 
     checkpoint = next(c for c in trainer.checkpoint_callbacks if isinstance(c, ModelCheckpoint))
     last = _save_final_state(trainer, checkpoint, run_dir)
     best = checkpoint.best_model_path or last
     # An explicit checkpoint: with none, Lightning on SLURM would validate the newest hpc_ckpt_*.
-    final = trainer.validate(task.module, datamodule=task.datamodule, ckpt_path=best, weights_only=True,
-                             verbose=False)[0]
+    final = trainer.validate(module, datamodule=datamodule, ckpt_path=best, weights_only=True, verbose=False)[0]
+    tested = _test(trainer, module, datamodule, best) if cfg.get("test", True) else {}
     summary = {
         "task": cfg.task.name,
         "global_step": trainer.global_step,
         **{k: float(v) for k, v in final.items()},
-        **task.reference_metrics,
+        **tested,
+        **datamodule.reference_metrics,
         **(batch or {}),
         "best_checkpoint": best,
         "last_checkpoint": last,
@@ -178,24 +219,40 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         "seconds": round(time.monotonic() - started, 1),
     }
     if trainer.is_global_zero:
-        export_dir = write_export(run_dir / "export", cfg.task.name, task.module.state_dict(),
-                                  task.module.config.to_dict(), task.tokenizer,
-                                  task_config=to_plain(cfg.task),
+        # The export is the best checkpoint's weights, read from its file, whatever the module holds.
+        weights = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
+        export_dir = write_export(run_dir / "export", cfg.task.name, weights, module.config.to_dict(), tokenizer,
+                                  task_config={**to_plain(cfg.task), **module.export_config()},
                                   metadata={"seed": cfg.seed, "global_step": trainer.global_step,
                                             "source_checkpoint": best})
         summary["export"] = str(export_dir)
         write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
-        print(task.format_summary(summary), flush=True)
+        print(module.format_summary(summary), flush=True)
     return summary
 
 
+_composed = False  # set once Hydra has composed the config and called main
+
+
 @hydra.main(version_base="1.3", config_path="pkg://bigbird_dna.conf", config_name="train")
-def main(cfg: DictConfig) -> None:
+def main(cfg: DictConfig) -> float | None:
+    """The CLI; returns the task's monitored metric, which a Hydra sweeper can optimise."""
+    global _composed
+    _composed = True
+    logging.raiseExceptions = False  # a log file on a full disk must not print tracebacks
     try:
         with multirun_job(Path(cfg.paths.output_dir)):
-            run(cfg)
+            summary = run(cfg)
+        value = summary.get(cfg.task.monitor)
+        return float(value) if value is not None else None
     except InputError as err:
         print(f"error: {err}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_INPUT_ERROR)
+    except OSError as err:
+        if disk_full_cause(err) is None:
+            raise
+        print(f"error: {disk_full_error(getattr(err, 'filename', '') or cfg.paths.output_dir, err, 'into')}",
+              file=sys.stderr, flush=True)
         sys.exit(EXIT_INPUT_ERROR)
     except NonFiniteLossError as err:  # every rank stops at the same step; rank 0 says why
         if _is_main_process():
@@ -205,7 +262,35 @@ def main(cfg: DictConfig) -> None:
         if _is_main_process():
             print(str(stop), file=sys.stderr, flush=True)
         sys.exit(EXIT_PREEMPTED)
+    except SIGTERMException:  # Lightning stops an evaluation on SIGTERM, before any step boundary
+        if _is_main_process():
+            print(f"stopped by SIGTERM outside a training step; no new checkpoint. Resume with: python -m "
+                  f"bigbird_dna.train ckpt_path=last hydra.run.dir={cfg.paths.output_dir}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_PREEMPTED)
+    except KeyboardInterrupt:
+        if _is_main_process():
+            print(f"interrupted. Resume with: python -m bigbird_dna.train ckpt_path=last "
+                  f"hydra.run.dir={cfg.paths.output_dir}", file=sys.stderr, flush=True)
+        sys.exit(EXIT_INTERRUPTED)
+
+def cli() -> None:
+    """``python -m bigbird_dna.train`` and ``bigbird-dna-train``: :func:`main`, with exit status 2
+    when Hydra cannot compose the config (an unknown override, a missing config file) instead of
+    Hydra's 1, like every other input error. ``--version`` prints the package version."""
+    if "--version" in sys.argv[1:]:
+        from bigbird_dna import __version__
+
+        print(f"bigbird-dna-train {__version__}")
+        return
+    try:
+        main()
+    except SystemExit as stop:
+        if stop.code == 1 and not _composed:
+            print("error: the config could not be composed from these overrides (Hydra's message above names the "
+                  "key); check spelling, or add a new key with +key=value.", file=sys.stderr, flush=True)
+            sys.exit(EXIT_INPUT_ERROR)
+        raise
 
 
 if __name__ == "__main__":
-    main()
+    cli()

@@ -12,14 +12,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 LAMBDA = REPO / "tests" / "files" / "lambda_phage.fa"
 
-# Small enough for CPU tests: a 2-layer encoder over ~512-token windows, a 256-entry vocabulary.
-FAST_OVERRIDES = [
-    "model.hidden_size=32", "model.num_heads=2", "model.intermediate_size=64", "model.max_positions=256",
-    "model.attention.block_size=16", "data.window_bp=1024", "data.windows_per_epoch=64",
-    "data.eval_windows=4", "data.batch_size=4", "data.num_workers=0", "tokenizer=bpe", "tokenizer.vocab_size=256",
-    "tokenizer.sample_bp=100000", "trainer.max_steps=4", "trainer.val_check_interval=2",
-    "trainer.log_every_n_steps=1", "trainer.enable_model_summary=false",
-]
+# Small enough for CPU tests: conf/debug/fast.yaml (a 2-layer encoder over 256-token windows, a
+# 256-entry vocabulary, 4 steps).
+FAST_OVERRIDES = ["debug=fast"]
 
 
 def run_cli(module: str, *args: str, cwd: Path | None = None, timeout: int = 600,
@@ -32,11 +27,12 @@ def run_cli(module: str, *args: str, cwd: Path | None = None, timeout: int = 600
 
 def compose(overrides: list[str], run_dir: Path):
     """The composed train config with ``overrides``, its output dir set to ``run_dir``."""
-    from hydra import compose as hydra_compose, initialize_config_module
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_module
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import open_dict
 
-    from bigbird_dna.config import register_resolvers
+    from bigbird_dna.runtime.resolvers import register_resolvers
 
     register_resolvers()
     with initialize_config_module(version_base="1.3", config_module="bigbird_dna.conf"):

@@ -1,6 +1,6 @@
 from lightning.pytorch.callbacks import TQDMProgressBar
 
-from bigbird_dna.callbacks import LineProgress, progress_bar
+from bigbird_dna.runtime.progress import LineProgress, progress_bar
 
 
 def test_terminal_gets_a_tqdm_bar_and_a_log_file_gets_plain_lines():

@@ -24,8 +24,8 @@ mkdir -p "$OUT"
 export TOKENIZERS_PARALLELISM=false
 SECONDS=0
 
-echo "== 1/5 planting promoters into data/h_pylori_F32.fa"
-python -m bigbird_dna.data.synthetic_promoters --fasta data/h_pylori_F32.fa --num 600 --out-prefix "$OUT/planted"
+echo "== 1/5 planting promoters into sample_data/h_pylori_F32.fa"
+python -m bigbird_dna.demo.synthetic_promoters --fasta sample_data/h_pylori_F32.fa --num 600 --out-prefix "$OUT/planted"
 
 echo "== 2/5 MLM pretraining ($PRETRAIN_STEPS steps)"
 python -m bigbird_dna.train data.fasta="$OUT/planted.fa" trainer.max_steps="$PRETRAIN_STEPS" \
@@ -48,8 +48,8 @@ length = sum(len(line.strip()) for line in open(out / "planted.fa") if not line.
 test_start = int(length * 0.85)
 tss = [int(l.split()[1]) + (49 if l.split()[5] == "+" else 10) for l in open(out / "planted.bed")]
 tss = [t for t in tss if t >= test_start]
-bed = [tuple(map(int, l.split()[1:3])) for l in open(out / "predictions.bed")]
-test_windows = [l.split("\t") for l in open(out / "predictions.tsv") if not l.startswith("record")]
+bed = [tuple(map(int, l.split()[1:3])) for l in open(out / "predictions.bed") if not l.startswith("track")]
+test_windows = [l.split("\t") for l in open(out / "predictions.tsv") if not l.startswith(("record", "#"))]
 test_windows = [w for w in test_windows if int(w[1]) >= test_start]
 hit = sum(any(s <= t < e for s, e in bed) for t in tss)
 called = [(s, e) for s, e in bed if s >= test_start]

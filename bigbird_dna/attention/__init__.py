@@ -16,20 +16,11 @@ import os
 
 import torch
 
-from bigbird_dna.attention.layout import (
-    PRESETS,
-    BlockLayout,
-    SparsePattern,
-    fits_sparse,
-    layout_for,
-    num_blocks_for,
-    preset,
-)
-from bigbird_dna.attention.reference import (
-    check_attention_inputs,
-    dense_reference_attention,
-    torch_block_sparse_attention,
-)
+from bigbird_dna.attention.conventions import check_attention_inputs
+from bigbird_dna.attention.layout import BlockLayout, num_blocks_for
+from bigbird_dna.attention.patterns import PRESETS, SparsePattern, fits_sparse, layout_for, preset
+from bigbird_dna.attention.reference import dense_reference_attention
+from bigbird_dna.attention.torch_backend import torch_block_sparse_attention
 from bigbird_dna.errors import InputError
 
 __all__ = [

@@ -12,8 +12,14 @@ the key block: global (rows and columns of global blocks), window, random, or de
 from __future__ import annotations
 
 import argparse
+import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:  # the [plot] extra; this module is a CLI, so say so in one line
+    print("error: drawing layouts needs the optional package matplotlib: pip install 'bigbird_dna[plot]'.",
+          file=sys.stderr)
+    sys.exit(2)
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -21,10 +27,12 @@ import torch  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from bigbird_dna.attention.layout import PRESETS, SparsePattern, num_blocks_for, preset  # noqa: E402
+from bigbird_dna.attention.layout import num_blocks_for  # noqa: E402
+from bigbird_dna.attention.patterns import PRESETS, SparsePattern, preset  # noqa: E402
 from bigbird_dna.errors import InputError, exit_on_input_error  # noqa: E402
 
 PARTS = ("global", "window", "random", "dense")
+MAX_CELLS = 64_000_000  # block-map cells one picture may hold: a few GB of memory while drawing
 COLOURS = ("white", "#d62728", "#1f77b4", "#2ca02c", "#7f7f7f")  # index 0 = not attended
 
 
@@ -91,6 +99,11 @@ def main(argv: list[str] | None = None) -> None:
         raise InputError("--seq-len, --block-size and --heads must be positive")
     pattern = preset(args.preset, **dict(args.param))
     num_blocks = num_blocks_for(args.seq_len, args.block_size)
+    cells = args.heads * num_blocks * num_blocks  # the picture is a dense [heads, blocks, blocks] map
+    if cells > MAX_CELLS:
+        raise InputError(f"{args.heads} heads x {num_blocks}^2 blocks is {cells:,} cells to draw, more than "
+                         f"{MAX_CELLS:,}: raise --block-size (e.g. {args.block_size * 8}), shorten --seq-len or "
+                         "draw fewer --heads.")
     note = "" if pattern.fits(num_blocks) else " (too short: the model uses dense attention here)"
     params = ", ".join(f"{k}={v}" for k, v in args.param)
     title = (f"{args.preset}({params})\nT={args.seq_len}, b={args.block_size}, layer {args.layer}, "

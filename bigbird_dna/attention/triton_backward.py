@@ -4,12 +4,21 @@ With P = exp(S - LSE) recomputed from the saved LSE and Delta = rowsum(O * dO):
     dV = P^T dO,   dS = P * (dO V^T - Delta),   dQ = scale * dS K,   dK = scale * dS^T Q.
 dQ runs over the forward (kv) work plan, dK/dV over the transposed (q) plan. Items of a split row
 or column accumulate into an fp32 buffer with atomics (order-dependent rounding, only there);
-whole rows and columns store directly, so ordinary blocks are bitwise deterministic.
+whole rows and columns store directly, so ordinary blocks are bitwise deterministic. One buffer
+holds the dQ, dK and dV accumulators (one zero fill), and one scatter launch copies all three out.
 """
 import triton
 import triton.language as tl
 
-from bigbird_dna.attention.triton_forward import LOG2E, _item_coords, _load_tile, _store_tile, _token_valid
+from bigbird_dna.attention.triton_forward import (
+    LOG2E,
+    _block_at,
+    _item_coords,
+    _item_span,
+    _load_tile,
+    _store_tile,
+    _token_valid,
+)
 
 
 @triton.jit
@@ -59,6 +68,7 @@ def _bwd_dq_kernel(
     seq_len, num_heads, num_blocks, num_batch, num_groups,
     BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr,
     HAS_KPM: tl.constexpr, MASK_KEYS: tl.constexpr, DOT_PRECISION: tl.constexpr,
+    CHUNK: tl.constexpr, PRELOAD: tl.constexpr,
 ):
     """dQ of one query block over the key blocks ``kv_idx[start:end]``."""
     item, b, h, qblk = _item_coords(tl.program_id(0), item_row, num_batch, num_blocks)
@@ -76,8 +86,9 @@ def _bwd_dq_kernel(
     kpm_row = KPM + b * seq_len
 
     dq = tl.zeros([BLOCK, HEAD_DIM], tl.float32)
-    for it in range(tl.load(item_start + item), tl.load(item_end + item)):
-        start_n = tl.load(kv_idx + it) * BLOCK
+    lo, hi, offs_c, blocks = _item_span(item, item_start, item_end, kv_idx, CHUNK, PRELOAD)
+    for it in range(lo, hi):
+        start_n = _block_at(kv_idx, it, lo, offs_c, blocks, PRELOAD) * BLOCK
         if MASK_KEYS:
             key_ok = arange_n < seq_len - start_n
             if HAS_KPM:
@@ -117,6 +128,7 @@ def _bwd_dkdv_kernel(
     seq_len, num_heads, num_blocks, num_batch, num_groups,
     BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr,
     HAS_KPM: tl.constexpr, MASK_KEYS: tl.constexpr, DOT_PRECISION: tl.constexpr,
+    CHUNK: tl.constexpr, PRELOAD: tl.constexpr,
 ):
     """dK, dV of one key block over the query blocks ``q_idx[start:end]`` (transposed table).
 
@@ -139,8 +151,9 @@ def _bwd_dkdv_kernel(
 
     dk = tl.zeros([BLOCK, HEAD_DIM], tl.float32)
     dv = tl.zeros([BLOCK, HEAD_DIM], tl.float32)
-    for it in range(tl.load(item_start + item), tl.load(item_end + item)):
-        start_m = tl.load(q_idx + it) * BLOCK
+    lo, hi, offs_c, blocks = _item_span(item, item_start, item_end, q_idx, CHUNK, PRELOAD)
+    for it in range(lo, hi):
+        start_m = _block_at(q_idx, it, lo, offs_c, blocks, PRELOAD) * BLOCK
         if EVEN_T:
             q = tl.load(q_tile + start_m * stride_qt)
             do = tl.load(do_tile + start_m * stride_gt)
@@ -175,15 +188,38 @@ def _bwd_dkdv_kernel(
 
 @triton.jit
 def _bwd_scatter_kernel(
-    ACC, OUT, group_row,
-    stride_b, stride_h, stride_t,
-    seq_len, num_blocks, num_batch, num_groups,
+    ACC, DQ, DK, DV, q_group_row, k_group_row,
+    stride_dqb, stride_dqh, stride_dqt,
+    stride_dkb, stride_dkh, stride_dkt,
+    stride_dvb, stride_dvh, stride_dvt,
+    seq_len, num_blocks, num_batch, num_q_groups, num_k_groups,
     BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr,
 ):
-    """Copy the fp32 accumulators of split rows/columns into their gradient tensor."""
-    g, b, h, blk = _item_coords(tl.program_id(0), group_row, num_batch, num_blocks)
+    """Copy the fp32 accumulators of split rows (dQ) and columns (dK, dV) into the gradients.
+
+    One launch for all three: ``ACC [B, Gq + 2 * Gk, BLOCK, HEAD_DIM]`` holds the dQ groups, then
+    the dK groups, then the dV groups. Grid: ``((Gq + 2 * Gk) * B,)``.
+    """
+    pid = tl.program_id(0)
+    g = pid // num_batch
+    b = (pid % num_batch).to(tl.int64)
+    if g < num_q_groups:
+        row = tl.load(q_group_row + g)
+        out = DQ + b * stride_dqb
+        stride_h = stride_dqh
+        stride_t = stride_dqt
+    elif g < num_q_groups + num_k_groups:
+        row = tl.load(k_group_row + g - num_q_groups)
+        out = DK + b * stride_dkb
+        stride_h = stride_dkh
+        stride_t = stride_dkt
+    else:
+        row = tl.load(k_group_row + g - num_q_groups - num_k_groups)
+        out = DV + b * stride_dvb
+        stride_h = stride_dvh
+        stride_t = stride_dvt
     arange = tl.arange(0, BLOCK)
-    slot = b.to(tl.int64) * num_groups + g
+    slot = b * (num_q_groups + 2 * num_k_groups) + g
     tile = _load_tile(ACC + slot * BLOCK * HEAD_DIM, arange, HEAD_DIM, BLOCK, HEAD_DIM, True)
-    out_base = OUT + b.to(tl.int64) * stride_b + h.to(tl.int64) * stride_h
-    _store_tile(out_base, blk * BLOCK + arange, stride_t, seq_len, tile, HEAD_DIM, EVEN_T)
+    out += (row // num_blocks).to(tl.int64) * stride_h
+    _store_tile(out, (row % num_blocks) * BLOCK + arange, stride_t, seq_len, tile, HEAD_DIM, EVEN_T)

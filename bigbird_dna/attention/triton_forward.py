@@ -26,6 +26,34 @@ def _item_coords(pid, item_row, num_batch, num_blocks):
 
 
 @triton.jit
+def _item_span(item, item_start, item_end, idx, CHUNK: tl.constexpr, PRELOAD: tl.constexpr):
+    """The item's CSR span ``[lo, hi)`` of ``idx`` and, with ``PRELOAD``, its block indices.
+
+    Preloading the (at most ``CHUNK``, a power of 2) indices into registers before the loop lets
+    the compiler pipeline the K/V loads: with ``tl.load(idx + it)`` inside the loop, the loads of
+    one iteration wait on that iteration's index load and nothing is prefetched.
+    """
+    lo = tl.load(item_start + item)
+    hi = tl.load(item_end + item)
+    offs = tl.arange(0, CHUNK)
+    if PRELOAD:
+        blocks = tl.load(idx + lo + offs, mask=offs < hi - lo, other=0)
+    else:
+        blocks = tl.zeros([CHUNK], tl.int32)
+    return lo, hi, offs, blocks
+
+
+@triton.jit
+def _block_at(idx, it, lo, offs, blocks, PRELOAD: tl.constexpr):
+    """Block index ``idx[it]``: selected from the preloaded ``blocks``, or loaded."""
+    if PRELOAD:
+        blk = tl.sum(tl.where(offs == it - lo, blocks, 0))
+    else:
+        blk = tl.load(idx + it)
+    return blk
+
+
+@triton.jit
 def _load_tile(base, offs_t, stride_t, seq_len, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr):
     """Load rows ``offs_t`` of a [T, HEAD_DIM] slice; rows past ``seq_len`` read as 0."""
     ptrs = base + offs_t[:, None] * stride_t + tl.arange(0, HEAD_DIM)[None, :]
@@ -56,18 +84,24 @@ def _token_valid(kpm_row, offs_t, seq_len, HAS_KPM: tl.constexpr):
 
 @triton.jit
 def _attn_fwd_kernel(
-    Q, K, V, O, LSE, KPM, O_PART, LSE_PART,
-    item_row, item_start, item_end, item_part, kv_idx,
+    Q, K, V, O, LSE, KPM, O_PART, LSE_PART, COUNTER,
+    item_row, item_start, item_end, item_part, item_group, group_first_part, group_num_parts, kv_idx,
     qk_scale,
     stride_qb, stride_qh, stride_qt,
     stride_kb, stride_kh, stride_kt,
     stride_vb, stride_vh, stride_vt,
     stride_ob, stride_oh, stride_ot,
-    seq_len, num_heads, num_blocks, num_batch, num_parts,
+    seq_len, num_heads, num_blocks, num_batch, num_parts, num_groups,
     BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr,
     HAS_KPM: tl.constexpr, MASK_KEYS: tl.constexpr, DOT_PRECISION: tl.constexpr,
+    CHUNK: tl.constexpr, PRELOAD: tl.constexpr, FUSED_MERGE: tl.constexpr,
 ):
-    """One query block against the key blocks ``kv_idx[start:end]``: online softmax."""
+    """One query block against the key blocks ``kv_idx[start:end]``: online softmax.
+
+    An item of a split row writes its fp32 partial. With ``FUSED_MERGE`` the item that finishes a
+    row last (a per-row arrival counter, ``COUNTER [B * G]`` int32, zeroed before the launch) merges
+    the row's partials itself; otherwise ``_attn_fwd_merge_kernel`` does it in a second launch.
+    """
     item, b, h, qblk = _item_coords(tl.program_id(0), item_row, num_batch, num_blocks)
     b = b.to(tl.int64)
     h = h.to(tl.int64)
@@ -83,8 +117,9 @@ def _attn_fwd_kernel(
     m_i = tl.full([BLOCK], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK], tl.float32)
     acc = tl.zeros([BLOCK, HEAD_DIM], tl.float32)
-    for it in range(tl.load(item_start + item), tl.load(item_end + item)):
-        start_n = tl.load(kv_idx + it) * BLOCK
+    lo, hi, offs_c, blocks = _item_span(item, item_start, item_end, kv_idx, CHUNK, PRELOAD)
+    for it in range(lo, hi):
+        start_n = _block_at(kv_idx, it, lo, offs_c, blocks, PRELOAD) * BLOCK
         if MASK_KEYS:
             key_ok = arange_n < seq_len - start_n
             if HAS_KPM:
@@ -122,28 +157,32 @@ def _attn_fwd_kernel(
         arange_m = tl.arange(0, BLOCK)
         _store_tile(O_PART + slot * BLOCK * HEAD_DIM, arange_m, HEAD_DIM, BLOCK, out, HEAD_DIM, True)
         tl.store(LSE_PART + slot * BLOCK + arange_m, lse2)
+        if FUSED_MERGE:
+            group = tl.load(item_group + item)
+            count = tl.load(group_num_parts + group)
+            tl.debug_barrier()  # every thread's partial is written before the release below
+            arrived = tl.atomic_add(COUNTER + b * num_groups + group, 1, sem="acq_rel")
+            if arrived == count - 1:
+                first = b * num_parts + tl.load(group_first_part + group)
+                _merge_parts(O + b * stride_ob + h * stride_oh, LSE + (b * num_heads + h) * seq_len, O_PART,
+                             LSE_PART, first, count, qblk, stride_ot, seq_len, BLOCK, HEAD_DIM, EVEN_T)
 
 
 @triton.jit
-def _attn_fwd_merge_kernel(
-    O, LSE, O_PART, LSE_PART,
-    group_row, group_first_part, group_num_parts,
-    stride_ob, stride_oh, stride_ot,
-    seq_len, num_heads, num_blocks, num_batch, num_parts,
-    BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr,
-):
-    """Combine the chunk results of one split query block by their log-sum-exp (base 2)."""
-    g, b, h, qblk = _item_coords(tl.program_id(0), group_row, num_batch, num_blocks)
-    b = b.to(tl.int64)
-    h = h.to(tl.int64)
+def _merge_parts(o_base, lse_row, O_PART, LSE_PART, first, count, qblk, stride_ot, seq_len,
+                 BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr):
+    """Combine partial slots ``first .. first + count - 1`` of query block ``qblk`` by their
+    log-sum-exp (base 2) into its output rows and LSE. Partials are read past L1 (``.cg``): other
+    programs wrote them."""
     arange_m = tl.arange(0, BLOCK)
-    first = b * num_parts + tl.load(group_first_part + g)
+    offs_d = tl.arange(0, HEAD_DIM)
     m_i = tl.full([BLOCK], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK], tl.float32)
     acc = tl.zeros([BLOCK, HEAD_DIM], tl.float32)
-    for slot in range(first, first + tl.load(group_num_parts + g)):
-        lse_part = tl.load(LSE_PART + slot * BLOCK + arange_m)
-        o_part = _load_tile(O_PART + slot * BLOCK * HEAD_DIM, arange_m, HEAD_DIM, BLOCK, HEAD_DIM, True)
+    for slot in range(first, first + count):
+        lse_part = tl.load(LSE_PART + slot * BLOCK + arange_m, cache_modifier=".cg")
+        o_part = tl.load(O_PART + slot * BLOCK * HEAD_DIM + arange_m[:, None] * HEAD_DIM + offs_d[None, :],
+                         cache_modifier=".cg")
         m_new = tl.maximum(m_i, lse_part)
         m_ref = tl.where(m_new == float("-inf"), 0.0, m_new)
         alpha = tl.math.exp2(m_i - m_ref)
@@ -156,6 +195,23 @@ def _attn_fwd_merge_kernel(
     row_ok = l_i > 0
     l_safe = tl.where(row_ok, l_i, 1.0)
     out = tl.where(row_ok[:, None], acc / l_safe[:, None], 0.0)
-    _store_tile(O + b * stride_ob + h * stride_oh, offs_m, stride_ot, seq_len, out, HEAD_DIM, EVEN_T)
+    _store_tile(o_base, offs_m, stride_ot, seq_len, out, HEAD_DIM, EVEN_T)
     lse = tl.where(row_ok, (m_i + tl.math.log2(l_safe)) * LN2, float("inf"))
-    tl.store(LSE + (b * num_heads + h) * seq_len + offs_m, lse, mask=offs_m < seq_len)
+    tl.store(lse_row + offs_m, lse, mask=offs_m < seq_len)
+
+
+@triton.jit
+def _attn_fwd_merge_kernel(
+    O, LSE, O_PART, LSE_PART,
+    group_row, group_first_part, group_num_parts,
+    stride_ob, stride_oh, stride_ot,
+    seq_len, num_heads, num_blocks, num_batch, num_parts,
+    BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr,
+):
+    """Combine the chunk results of one split query block (grid: ``(G * B,)``)."""
+    g, b, h, qblk = _item_coords(tl.program_id(0), group_row, num_batch, num_blocks)
+    b = b.to(tl.int64)
+    h = h.to(tl.int64)
+    first = b * num_parts + tl.load(group_first_part + g)
+    _merge_parts(O + b * stride_ob + h * stride_oh, LSE + (b * num_heads + h) * seq_len, O_PART, LSE_PART,
+                 first, tl.load(group_num_parts + g), qblk, stride_ot, seq_len, BLOCK, HEAD_DIM, EVEN_T)

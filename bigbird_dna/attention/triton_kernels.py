@@ -16,11 +16,28 @@ Algorithm (FlashAttention-2 over a block graph):
   into dK/dV at the end (same for split dQ rows). Everything else is stored directly, so ordinary
   blocks are deterministic; split rows/columns may differ in the last bits between runs.
 - **Scheduling** (``triton_schedule``). The work lists are built with torch ops from the CSR
-  pointers, sorted longest-first, and cached per layout table: the first call with a layout does
-  one host sync (to size the grid); later calls do none and are CUDA-graph capturable.
+  pointers and cached per layout table for as long as it lives: the first call with a layout
+  does one host sync (to size the grid); later calls do none and are CUDA-graph capturable. Split
+  items run first, then whole rows head-major (``KernelOptions.order``); the chunk size follows
+  the total work and the SM count (``KernelOptions.chunk_blocks=None``).
+- **Launches.** Forward: the main kernel, plus the merge when rows are split (or, with
+  ``KernelOptions.merge="fused"``, a zero fill of per-row arrival counters: the last item of a
+  split row merges it). Backward: Delta, dQ, dK/dV, plus one scatter for all split rows and
+  columns, after one zero fill.
 - **Masking.** Only when needed (``T % b != 0`` or a ``key_padding_mask``) are scores masked per
   element. Padding keys are never attended. Padding query rows, and rows without any attendable key,
   output exactly 0; their LSE is stored as ``+inf`` so that they get zero gradient everywhere.
+- **Index mode** (``KernelOptions.index_mode``). Compiled for sm_90 (bf16, block 64, D 64) with
+  triton 3.6.0 (the GPU image's) and 3.9.0 alike: with the block index loaded inside the loop
+  (``"loop"``, the default), the TTGIR loop of all three kernels starts with ``async_wait {num =
+  0}`` (no prefetch) when there is no padding mask; with a padding mask forward and dQ already
+  pipeline (``num = 2``) but dK/dV does not. With the item's indices preloaded into registers
+  (``"preload"``) every case waits with ``num = 2`` (forward, dQ) or ``num = 4`` (dK/dV), for 2-4
+  more registers and 16-17 KiB more shared memory (the fused merge adds 6 more registers to the
+  forward: 126). dK/dV uses 194-198 registers at 4 warps (2
+  programs per SM); ``dkdv_num_warps=8`` gives 152-158, ``dkdv_maxnreg=168`` gives 168 with
+  112 bytes of spill (3 per SM). Which is faster is not measured yet: ``VARIANTS`` names the
+  options that ``benchmarks/attention.py`` times side by side.
 
 Supported: q, k, v ``[B, H, T, D]`` (any strides with unit stride on D, else copied), fp16, bf16 or
 fp32 (fp32 dots in IEEE precision, no TF32); D in {16, 32, 64, 128}; ``layout.block_size`` in
@@ -29,27 +46,33 @@ ceil(T/b) blocks.
 
 Tested: triton 3.9.0 interpreter (``TRITON_INTERPRET=1``) with torch 2.13 on CPU, against the dense
 fp64 reference for every layout preset, padding, partial blocks and split global rows, in fp32 and
-fp16 (the interpreter cannot run bf16 dots); see ``tests/attention/test_triton_kernels.py``. The
-kernels also compile, without a GPU, for sm_90 and sm_80 with triton 3.9.0 and 3.6.0 (the tests
-check 3.9 and shared memory). **Not yet run on a GPU**: numerics of the compiled kernels (bf16
-included), the launch settings (``_launch_config``) and performance are unverified; the ``gpu``
-tests and ``benchmarks/attention.py`` are written for that.
+fp16 (the interpreter cannot run bf16 dots), in both index modes; see
+``tests/attention/test_triton_kernels.py``. The same tests pass with the triton 3.6.0 interpreter
+and numpy 2.4 thanks to ``_fix_interpreter_index`` (a workaround, not a numpy pin). The kernels
+compile, without a GPU, for sm_90 and sm_80 with triton 3.9.0 and 3.6.0 (the tests check 3.9,
+shared memory and the pipelined waits). **Not yet run on a GPU**: numerics of the compiled kernels
+(bf16 included), the launch settings (``_launch_config``) and performance are unverified; the
+``gpu`` tests and ``benchmarks/gpu_suite.sh`` are written for that.
 
 Limitations: no dropout, no attention bias, no causal masking beyond what the layout encodes; the
 forward partials of split rows cost ``4 * (global blocks) / (6 * chunk_blocks)`` of the Q/K/V bytes
-(about 4% for BigBird-ITC at the default 32); launch settings are fixed, not autotuned; fp32 with
-block 128 and D >= 64 is rejected on CUDA (shared memory); offsets within one (batch, head) slice are
-int32, so ``T * stride_t < 2**31``; untested under ``torch.compile``.
+(about 2% for BigBird-ITC at 64K with chunks of 64); launch settings are fixed, not autotuned; fp32
+with block 128 and D >= 64 is rejected on CUDA (shared memory); offsets within one (batch, head)
+slice are int32, so ``T * stride_t < 2**31``; untested under ``torch.compile``; the work plans are
+cached per process, so concurrent calls on several streams share them (read-only, which is safe).
 """
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass, replace
 
+import numpy as np
 import torch
 import triton
 
 from bigbird_dna.attention.layout import BlockLayout
-from bigbird_dna.attention.reference import check_attention_inputs
+from bigbird_dna.attention.conventions import check_attention_inputs
 from bigbird_dna.attention.triton_backward import (
     _bwd_delta_kernel,
     _bwd_dkdv_kernel,
@@ -57,16 +80,67 @@ from bigbird_dna.attention.triton_backward import (
     _bwd_scatter_kernel,
 )
 from bigbird_dna.attention.triton_forward import _attn_fwd_kernel, _attn_fwd_merge_kernel
-from bigbird_dna.attention.triton_schedule import WorkPlan, cached_work_plan
+from bigbird_dna.attention.triton_schedule import ORDERS, WorkPlan, auto_chunk_blocks, cached_work_plan
 from bigbird_dna.errors import InputError
 
-__all__ = ["triton_block_sparse_attention"]
+__all__ = ["KernelOptions", "VARIANTS", "triton_block_sparse_attention"]
 
 SUPPORTED_BLOCK_SIZES = (16, 32, 64, 128)
 SUPPORTED_HEAD_DIMS = (16, 32, 64, 128)
 SUPPORTED_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
-DEFAULT_CHUNK_BLOCKS = 32
+INDEX_MODES = ("loop", "preload")
+MERGES = ("launch", "fused")
+PROGRAMS_PER_SM = 4  # resident forward programs per SM (117-134 registers per thread at 4 warps, sm_90)
 _LOG2E = 1.4426950408889634
+
+
+@dataclass(frozen=True)
+class KernelOptions:
+    """Launch choices that change speed, never results (beyond split-row rounding).
+
+    Attributes:
+        index_mode: ``"loop"`` loads each key (query) block index inside the loop; ``"preload"``
+            loads the item's indices into registers first, which lets Triton pipeline the K/V
+            (Q/dO) loads (see the module docstring).
+        chunk_blocks: most blocks per program; ``None`` sizes it from the total work and the SM
+            count (:func:`~bigbird_dna.attention.triton_schedule.auto_chunk_blocks`).
+        order: work-item order, ``"head_major"`` or ``"lpt"`` (see ``triton_schedule``).
+        merge: ``"launch"`` merges the forward partials of split rows in a second kernel;
+            ``"fused"`` lets the last item of each split row merge them (an arrival counter per
+            row: one int32 zero fill instead of a launch, and the merge leaves the critical path).
+        dkdv_num_warps, dkdv_maxnreg: override the dK/dV kernel's warps and register cap.
+    """
+
+    index_mode: str = "loop"
+    chunk_blocks: int | None = None
+    order: str = "head_major"
+    merge: str = "launch"
+    dkdv_num_warps: int | None = None
+    dkdv_maxnreg: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.index_mode not in INDEX_MODES:
+            raise InputError(f"index_mode must be one of {INDEX_MODES}, got {self.index_mode!r}")
+        if self.merge not in MERGES:
+            raise InputError(f"merge must be one of {MERGES}, got {self.merge!r}")
+        if self.order not in ORDERS:
+            raise InputError(f"order must be one of {ORDERS}, got {self.order!r}")
+        if self.chunk_blocks is not None and self.chunk_blocks < 1:
+            raise InputError(f"chunk_blocks must be >= 1, got {self.chunk_blocks}")
+
+
+# Named variants that benchmarks/attention.py times side by side. "v0" is the first schedule
+# (index loaded in the loop, chunks of 32, longest-first order everywhere; its backward now shares
+# the one-fill, one-scatter fix-up of all variants).
+VARIANTS = {
+    "v0": KernelOptions(chunk_blocks=32, order="lpt"),
+    "loop": KernelOptions(),
+    "preload": KernelOptions(index_mode="preload"),
+    "preload-fused": KernelOptions(index_mode="preload", merge="fused"),
+    "preload-dkdv-w8": KernelOptions(index_mode="preload", dkdv_num_warps=8),
+    "preload-dkdv-r168": KernelOptions(index_mode="preload", dkdv_maxnreg=168),
+}
+DEFAULT_OPTIONS = KernelOptions()
 
 
 def _launch_config(block: int, head_dim: int, elem_size: int, backward: bool) -> dict:
@@ -78,6 +152,64 @@ def _launch_config(block: int, head_dim: int, elem_size: int, backward: bool) ->
     tile_kib = block * head_dim * elem_size // 1024
     stages = (3 if tile_kib <= 8 else 2 if tile_kib <= 16 else 1) if backward else (3 if tile_kib <= 16 else 2)
     return {"num_warps": 4 if block * head_dim <= 64 * 64 else 8, "num_stages": stages}
+
+
+def _dkdv_config(config: dict, options: KernelOptions) -> dict:
+    config = dict(config)
+    if options.dkdv_num_warps is not None:
+        config["num_warps"] = options.dkdv_num_warps
+    if options.dkdv_maxnreg is not None:
+        config["maxnreg"] = options.dkdv_maxnreg
+    return config
+
+
+@functools.lru_cache(maxsize=None)
+def _num_slots(device: torch.device) -> int:
+    """Programs resident at once: SMs x PROGRAMS_PER_SM (as on an H100, 132 SMs, off CUDA)."""
+    sms = torch.cuda.get_device_properties(device).multi_processor_count if device.type == "cuda" else 132
+    return sms * PROGRAMS_PER_SM
+
+
+def _chunk_blocks(options: KernelOptions, layout: BlockLayout, batch: int) -> int:
+    if options.chunk_blocks is not None:
+        return options.chunk_blocks
+    return auto_chunk_blocks(batch * layout.nnz, _num_slots(layout.device))
+
+
+def _index_constants(plan: WorkPlan, options: KernelOptions) -> dict:
+    preload = options.index_mode == "preload"
+    return {"CHUNK": triton.next_power_of_2(max(plan.max_len, 1)) if preload else 1, "PRELOAD": preload}
+
+
+def _index_from_data(data: np.ndarray) -> int:
+    """``int()`` of a one-element array of any rank (numpy >= 2.4 refuses ``int`` of a 1-d array)."""
+    return int(np.asarray(data).reshape(()))
+
+
+def _fix_interpreter_index() -> None:
+    """Triton < 3.7's interpreter turns loop bounds into ints with ``int(handle.data)``, which
+    numpy >= 2.4 refuses for 1-element arrays (triton-lang/triton#9171): every kernel here fails
+    under ``TRITON_INTERPRET=1``. Wrap its tensor patching to convert with ``_index_from_data``.
+    Harmless where Triton already does that (3.9 squeezes the array).
+    """
+    try:
+        from triton.runtime import interpreter
+    except ImportError:
+        return
+    patch = getattr(interpreter, "_patch_lang_tensor", None)
+    if patch is None or getattr(patch, "_bigbird_index_fix", False):
+        return
+
+    @functools.wraps(patch)
+    def patched(tensor, scope):
+        patch(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: _index_from_data(self.handle.data))
+
+    patched._bigbird_index_fix = True
+    interpreter._patch_lang_tensor = patched
+
+
+_fix_interpreter_index()
 
 
 def _unit_stride(x: torch.Tensor) -> torch.Tensor:
@@ -100,34 +232,28 @@ def _kernel_constants(q: torch.Tensor, layout: BlockLayout, key_padding_mask) ->
     }
 
 
-def _scatter(acc: torch.Tensor, out: torch.Tensor, plan: WorkPlan, layout: BlockLayout) -> None:
-    """Copy the fp32 accumulators ``acc [B, G, b, D]`` of split rows/columns into ``out``."""
-    if plan.num_groups == 0:
-        return
-    B, _, T, D = out.shape
-    _bwd_scatter_kernel[(plan.num_groups * B,)](
-        acc, out, plan.group_row, *_strides(out), T, layout.num_q_blocks, B, plan.num_groups,
-        BLOCK=layout.block_size, HEAD_DIM=D, EVEN_T=T % layout.block_size == 0,
-    )
-
-
-def _forward(q, k, v, layout: BlockLayout, kpm, scale: float, chunk_blocks: int):
+def _forward(q, k, v, layout: BlockLayout, kpm, scale: float, options: KernelOptions):
     B, H, T, D = q.shape
     bs = layout.block_size
-    plan = cached_work_plan(layout.kv_ptr, chunk_blocks)
+    plan = cached_work_plan(layout.kv_ptr, _chunk_blocks(options, layout, B), options.order)
     o = torch.empty_like(q)
     lse = torch.empty(B, H, T, device=q.device, dtype=torch.float32)
     o_part = torch.empty(B, plan.num_parts, bs, D, device=q.device, dtype=torch.float32)
     lse_part = torch.empty(B, plan.num_parts, bs, device=q.device, dtype=torch.float32)
     consts = _kernel_constants(q, layout, kpm)
+    fused = options.merge == "fused" and plan.num_groups > 0
+    # Arrival counters of the split rows; unused (any int32 tensor, no fill) without the fused merge.
+    counter = torch.zeros(B * plan.num_groups, device=q.device, dtype=torch.int32) if fused else plan.item_part
     _attn_fwd_kernel[(plan.num_items * B,)](
-        q, k, v, o, lse, q if kpm is None else kpm, o_part, lse_part,
-        plan.item_row, plan.item_start, plan.item_end, plan.item_part, layout.kv_idx,
+        q, k, v, o, lse, q if kpm is None else kpm, o_part, lse_part, counter,
+        plan.item_row, plan.item_start, plan.item_end, plan.item_part, plan.item_group, plan.group_first_part,
+        plan.group_num_parts, layout.kv_idx,
         scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(o),
-        T, H, layout.num_q_blocks, B, plan.num_parts,
-        **consts, **_launch_config(bs, D, q.element_size(), backward=False),
+        T, H, layout.num_q_blocks, B, plan.num_parts, plan.num_groups,
+        **consts, **_index_constants(plan, options), FUSED_MERGE=fused,
+        **_launch_config(bs, D, q.element_size(), backward=False),
     )
-    if plan.num_groups:
+    if plan.num_groups and not fused:
         _attn_fwd_merge_kernel[(plan.num_groups * B,)](
             o, lse, o_part, lse_part, plan.group_row, plan.group_first_part, plan.group_num_parts,
             *_strides(o), T, H, layout.num_q_blocks, B, plan.num_parts,
@@ -136,7 +262,7 @@ def _forward(q, k, v, layout: BlockLayout, kpm, scale: float, chunk_blocks: int)
     return o, lse
 
 
-def _backward(do, q, k, v, o, lse, layout: BlockLayout, kpm, scale: float, chunk_blocks: int):
+def _backward(do, q, k, v, o, lse, layout: BlockLayout, kpm, scale: float, options: KernelOptions):
     B, H, T, D = q.shape
     bs, nb = layout.block_size, layout.num_q_blocks
     consts = _kernel_constants(q, layout, kpm)
@@ -147,50 +273,54 @@ def _backward(do, q, k, v, o, lse, layout: BlockLayout, kpm, scale: float, chunk
         o, do, delta, *_strides(o), *_strides(do), T, H, BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"],
     )
 
-    kv_plan = cached_work_plan(layout.kv_ptr, chunk_blocks)
+    chunk = _chunk_blocks(options, layout, B)
+    kv_plan = cached_work_plan(layout.kv_ptr, chunk, options.order)
+    q_plan = cached_work_plan(layout.q_ptr, chunk, options.order)
+    gq, gk = kv_plan.num_groups, q_plan.num_groups
+    # One zero fill for the split rows' dQ and the split columns' dK and dV accumulators.
+    acc = torch.zeros(B, gq + 2 * gk, bs, D, device=q.device, dtype=torch.float32)
     dq = torch.empty_like(q)
-    dq_acc = torch.zeros(B, kv_plan.num_groups, bs, D, device=q.device, dtype=torch.float32)
     _bwd_dq_kernel[(kv_plan.num_items * B,)](
-        q, k, v, do, lse, delta, kpm_arg, dq, dq_acc,
+        q, k, v, do, lse, delta, kpm_arg, dq, acc,
         kv_plan.item_row, kv_plan.item_start, kv_plan.item_end, kv_plan.item_group, layout.kv_idx,
         scale, scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(do), *_strides(dq),
-        T, H, nb, B, kv_plan.num_groups, **consts, **config,
+        T, H, nb, B, gq + 2 * gk, **consts, **_index_constants(kv_plan, options), **config,
     )
-    _scatter(dq_acc, dq, kv_plan, layout)
-
-    q_plan = cached_work_plan(layout.q_ptr, chunk_blocks)
     dk, dv = torch.empty_like(k), torch.empty_like(v)
-    dk_acc = torch.zeros(B, q_plan.num_groups, bs, D, device=q.device, dtype=torch.float32)
-    dv_acc = torch.zeros_like(dk_acc)
     _bwd_dkdv_kernel[(q_plan.num_items * B,)](
-        q, k, v, do, lse, delta, kpm_arg, dk, dv, dk_acc, dv_acc,
+        q, k, v, do, lse, delta, kpm_arg, dk, dv, acc[:, gq:], acc[:, gq + gk:],
         q_plan.item_row, q_plan.item_start, q_plan.item_end, q_plan.item_group, layout.q_idx,
         scale, scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(do),
-        *_strides(dk), *_strides(dv), T, H, nb, B, q_plan.num_groups, **consts, **config,
+        *_strides(dk), *_strides(dv), T, H, nb, B, gq + 2 * gk,
+        **consts, **_index_constants(q_plan, options), **_dkdv_config(config, options),
     )
-    _scatter(dk_acc, dk, q_plan, layout)
-    _scatter(dv_acc, dv, q_plan, layout)
+    if gq + gk:
+        _bwd_scatter_kernel[((gq + 2 * gk) * B,)](
+            acc, dq, dk, dv, kv_plan.group_row, q_plan.group_row, *_strides(dq), *_strides(dk), *_strides(dv),
+            T, nb, B, gq, gk, BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"],
+        )
     return dq, dk, dv
 
 
 class _BlockSparseAttention(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, layout, kpm, scale, chunk_blocks):
-        o, lse = _forward(q, k, v, layout, kpm, scale, chunk_blocks)
+    def forward(ctx, q, k, v, layout, kpm, scale, options):
+        o, lse = _forward(q, k, v, layout, kpm, scale, options)
         ctx.save_for_backward(q, k, v, o, lse, kpm)
-        ctx.layout, ctx.scale, ctx.chunk_blocks = layout, scale, chunk_blocks
+        ctx.layout, ctx.scale, ctx.options = layout, scale, options
         return o
 
     @staticmethod
     def backward(ctx, do):
         q, k, v, o, lse, kpm = ctx.saved_tensors
-        dq, dk, dv = _backward(_unit_stride(do), q, k, v, o, lse, ctx.layout, kpm, ctx.scale, ctx.chunk_blocks)
+        dq, dk, dv = _backward(_unit_stride(do), q, k, v, o, lse, ctx.layout, kpm, ctx.scale, ctx.options)
         return dq, dk, dv, None, None, None, None
 
 
 def triton_block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: BlockLayout,
                                   key_padding_mask: torch.Tensor | None = None, scale: float | None = None,
-                                  *, chunk_blocks: int = DEFAULT_CHUNK_BLOCKS) -> torch.Tensor:
+                                  *, chunk_blocks: int | None = None,
+                                  options: KernelOptions | str | None = None) -> torch.Tensor:
     """Block-sparse attention of ``q, k, v [B, H, T, D]`` over ``layout``, differentiable.
 
     Args:
@@ -200,10 +330,15 @@ def triton_block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
         key_padding_mask: optional bool ``[B, T]``, True = real token.
         scale: score multiplier, default ``1/sqrt(D)``.
         chunk_blocks: most key (query) blocks one program handles for a row (column); longer
-            rows and columns are split and merged.
+            rows and columns are split and merged. Overrides ``options.chunk_blocks``.
+        options: :class:`KernelOptions`, or the name of one of :data:`VARIANTS`; default
+            ``DEFAULT_OPTIONS``.
 
     Returns:
         ``[B, H, T, D]`` in q's dtype (and q's memory layout).
+
+    After the first call with a layout (and chunk size), a call does no host sync: its work plans
+    are cached, so forward and backward can be captured in a CUDA graph.
     """
     check_attention_inputs(q, k, v, layout, key_padding_mask)
     if q.dtype not in SUPPORTED_DTYPES:
@@ -216,9 +351,14 @@ def triton_block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Ten
     if q.is_cuda and q.dtype == torch.float32 and layout.block_size == 128 and q.shape[-1] >= 64:
         raise InputError("fp32 with block_size 128 and head_dim >= 64 needs more shared memory than an A100 "
                          "has; use bf16/fp16 or block_size <= 64")
-    if chunk_blocks < 1:
-        raise InputError(f"chunk_blocks must be >= 1, got {chunk_blocks}")
+    if isinstance(options, str):
+        if options not in VARIANTS:
+            raise InputError(f"unknown kernel variant {options!r}; choose one of {sorted(VARIANTS)}")
+        options = VARIANTS[options]
+    options = options or DEFAULT_OPTIONS
+    if chunk_blocks is not None:
+        options = replace(options, chunk_blocks=chunk_blocks)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     kpm = None if key_padding_mask is None else key_padding_mask.contiguous().view(torch.uint8)
     q, k, v = (_unit_stride(x) for x in (q, k, v))
-    return _BlockSparseAttention.apply(q, k, v, layout, kpm, scale, chunk_blocks)
+    return _BlockSparseAttention.apply(q, k, v, layout, kpm, scale, options)

@@ -10,19 +10,21 @@ to its own longest row only, and the encoder falls back to dense attention for s
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import lightning as L
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from bigbird_dna.data.loaders import check_loader_settings
 from bigbird_dna.errors import InputError
 from bigbird_dna.tokenizer import DNATokenizer
+from bigbird_dna.tokenizer.provision import first_bases
 
 
 def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
-                         max_tokens: int) -> tuple[torch.Tensor, torch.Tensor, int]:
+                         max_tokens: int) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
     """Tokenize sequences as ``[CLS] tokens [SEP]``, right-padded with the pad id (0).
 
     Args:
@@ -32,7 +34,7 @@ def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
 
     Returns:
         ``(input_ids [B, T] int64, attention_mask [B, T] bool, truncated)``, where ``T`` is the
-        longest row of this batch and ``truncated`` counts the sequences that were cut.
+        longest row of this batch and ``truncated`` lists the indices of the sequences that were cut.
     """
     if max_tokens < 3:
         raise InputError(f"max_tokens={max_tokens} leaves no room for a sequence between [CLS] and [SEP].")
@@ -42,7 +44,7 @@ def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
     ids = torch.full((len(rows), max(map(len, rows), default=2)), tokenizer.pad_id, dtype=torch.long)
     for i, row in enumerate(rows):
         ids[i, : len(row)] = torch.tensor(row)
-    truncated = sum(len(e) > body for e in encoded)
+    truncated = [i for i, e in enumerate(encoded) if len(e) > body]
     return ids, ids != tokenizer.pad_id, truncated
 
 
@@ -108,6 +110,7 @@ class LabelledDataModule(L.LightningDataModule):
 
     def __init__(self, datasets: dict[str, Dataset], batch_size: int, num_workers: int, seed: int):
         super().__init__()
+        check_loader_settings(batch_size, num_workers)
         for split in ("train", "val"):
             if split not in datasets or len(datasets[split]) == 0:
                 raise InputError(f"the {split} split has no sequences; check the data paths and split settings.")
@@ -117,6 +120,23 @@ class LabelledDataModule(L.LightningDataModule):
         self.seed = seed
         self.tokenizer: DNATokenizer | None = None
         self.max_tokens = 0
+        self.reference_metrics: dict[str, float] = {}  # baselines to report beside the task's metrics
+
+    def training_sequences(self) -> Iterable[str]:
+        """Training sequences to train a tokenizer on, in a fixed order; subclasses say which."""
+        raise NotImplementedError
+
+    def training_text(self, total_bp: int) -> Iterable[str]:
+        """The first ``total_bp`` bases of :meth:`training_sequences`."""
+        return first_bases(self.training_sequences(), total_bp)
+
+    def has_test_data(self) -> bool:
+        """Whether there is a test split to evaluate."""
+        return len(self.datasets.get("test") or ()) > 0
+
+    def task_inputs(self) -> dict:
+        """Constructor arguments of the task that come from the data (none here)."""
+        return {}
 
     def attach_tokenizer(self, tokenizer: DNATokenizer, max_tokens: int) -> None:
         """Tokenize with ``tokenizer`` into at most ``max_tokens`` tokens (model context)."""

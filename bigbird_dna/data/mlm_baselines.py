@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from bigbird_dna.data.markov_baseline import KmerModel, encode
-from bigbird_dna.tasks.masking import IGNORE_INDEX
+from bigbird_dna.data.masking import IGNORE_INDEX
 
 
 def score_baselines(windows: Iterable[dict[str, Any]], collator, train_token_counts: torch.Tensor,
@@ -32,7 +32,7 @@ def score_baselines(windows: Iterable[dict[str, Any]], collator, train_token_cou
 
     Args:
         windows: the evaluation windows (``{"seq", "record", "start", ...}``), each masked alone.
-        collator: an :class:`~bigbird_dna.data.mlm_data.MLMCollator` with ``fixed_masks=True``.
+        collator: an :class:`~bigbird_dna.data.mlm.MLMCollator` with ``fixed_masks=True``.
         train_token_counts: ``[vocab]`` token counts of the train split.
         models: k-mer models by name, e.g. ``{"markov_causal": ..., "markov_bidirectional": ...}``.
     """

@@ -8,7 +8,7 @@ dropped). For very large genomes ``max_windows`` caps the count: evenly spaced t
 the sample still spans every region in proportion to its length.
 
 Windows are dealt to ranks and then to DataLoader workers by index, like
-:class:`~bigbird_dna.data.windows.GenomeWindows`; each is ``{"seq", "record", "start", "end",
+:class:`~bigbird_dna.genome.windows.GenomeWindows`; each is ``{"seq", "record", "start", "end",
 "strand": "+", "index"}``. Windows made only of N/IUPAC codes are skipped.
 """
 
@@ -21,8 +21,9 @@ import numpy as np
 import torch.distributed as dist
 from torch.utils.data import IterableDataset, get_worker_info
 
-from bigbird_dna.data.genome import Genome, ambiguous_fraction
-from bigbird_dna.data.splits import Region
+from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome.sequence import ambiguous_fraction
+from bigbird_dna.genome.splits import Region
 from bigbird_dna.errors import InputError
 
 

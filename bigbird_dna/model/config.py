@@ -40,6 +40,8 @@ POSITIONS = ("rope", "absolute")
 class EncoderConfig:
     """Shape of a BigBird encoder. ``base`` is the paper's 12 x 768 x 12 heads at 4096 tokens.
 
+    ``checkpoint_layers``: recompute each layer in the backward pass instead of keeping its
+    activations (training only), for long sequences (memory budget in ``benchmarks/README.md``).
     ``position``: ``"rope"`` (rotary, in every attention layer; the default) or ``"absolute"`` (the
     paper's learned position embeddings, added to the token embeddings). :meth:`from_dict` reads a
     dict without the key, i.e. a checkpoint or export made before the key existed, as ``absolute``.
@@ -54,6 +56,7 @@ class EncoderConfig:
     dropout: float = 0.1
     layer_norm_eps: float = 1e-12
     pad_id: int = 0
+    checkpoint_layers: bool = False
     position: str = "rope"
     attention: AttentionConfig = field(default_factory=AttentionConfig)
 

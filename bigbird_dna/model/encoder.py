@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from bigbird_dna.attention import block_sparse_attention
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
-from bigbird_dna.model.layouts import LayoutRegistry
+from bigbird_dna.model.layout_registry import LayoutRegistry
 from bigbird_dna.model.rotary import RotaryEmbedding
 
 
@@ -133,8 +134,9 @@ class BigBirdEncoder(nn.Module):
         if extra:
             x = torch.cat([self.global_tokens.expand(x.shape[0], -1, -1), x], dim=1)
             attention_mask = torch.cat([attention_mask.new_ones(x.shape[0], extra), attention_mask], dim=1)
+        recompute = self.config.checkpoint_layers and self.training and torch.is_grad_enabled()
         for layer in self.layers:
-            x = layer(x, attention_mask)
+            x = checkpoint(layer, x, attention_mask, use_reentrant=False) if recompute else layer(x, attention_mask)
         return self.final_norm(x[:, extra:])
 
     def get_extra_state(self) -> dict:

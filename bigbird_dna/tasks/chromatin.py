@@ -22,9 +22,39 @@ from typing import Any
 import numpy as np
 import torch
 
-from bigbird_dna.tasks.chromatin_metrics import (average_strands, parse_groups, per_label_metrics, plot_report,
-                                                 read_label_names, summarise, write_label_tsv)
-from bigbird_dna.tasks.classification import SequenceClassificationTask, resolve_encoder_and_tokenizer
+from bigbird_dna.data.chromatin.datamodule import ChromatinDataModule
+from bigbird_dna.tasks.base import summary_table
+from bigbird_dna.tasks.chromatin_report import (
+    average_strands,
+    parse_groups,
+    per_label_metrics,
+    plot_report,
+    read_label_names,
+    summarise,
+    write_label_tsv,
+)
+from bigbird_dna.tasks.classification import SequenceClassificationTask
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The closing lines of a chromatin-profile run."""
+    groups = [k.removeprefix("val/auroc_") for k in summary
+              if k.startswith("val/auroc_") and k != "val/auroc_median"]
+    rows = [
+        ("steps", f"{summary['global_step']}"),
+        ("val loss (weighted BCE)", f"{summary['val/loss']:.4f}"),
+        ("median AUROC / AUPRC", f"{summary['val/auroc_median']:.4f} / {summary['val/auprc_median']:.4f}"),
+        *((f"  {g.upper()} AUROC / AUPRC", f"{summary[f'val/auroc_{g}']:.4f} / {summary[f'val/auprc_{g}']:.4f}")
+          for g in groups),
+        ("labels scored", f"{summary['val/labels_scored']:.0f}  (excluded: {summary['val/labels_no_positives']:.0f} "
+                          f"without positives, {summary['val/labels_no_negatives']:.0f} without negatives)"),
+        ("per-label results", str(Path(summary["run_dir"]) / "chromatin_val_labels.tsv")),
+        ("plot", str(Path(summary["run_dir"]) / "chromatin_val_auroc.png")),
+        ("best checkpoint", summary["best_checkpoint"]),
+        ("export", summary["export"]),
+        ("time", f"{summary['seconds']:.0f} s"),
+    ]
+    return summary_table("Chromatin-profile training finished", rows)
 
 
 class ChromatinTask(SequenceClassificationTask):
@@ -33,23 +63,31 @@ class ChromatinTask(SequenceClassificationTask):
     Args:
         groups: ``[[name, start, end], ...]`` label ranges summarised by their median (DeepSEA:
             DHS ``[0, 125)``, TF ``[125, 815)``, HM ``[815, 919)``); ``None`` = one group.
-        **kwargs: :class:`SequenceClassificationTask` arguments (``pos_weight`` defaults to 8).
-
-    Attributes (set by :func:`build`, not saved with the weights):
-        rc_pairs: ``{"val"|"test": [P, 2]}`` file rows (forward, reverse complement) to average.
+        label_names: the labels' names: a list, or a file with one name per line
+            (``task.label_names``); ``None`` takes ``data_label_names``. Saved in the export.
+        data_label_names: names the data itself carries (an intervals header), or ``None``.
         report_dir: where the per-label TSV and the PNG go (``None``: not written).
-        label_names: label names for the TSV.
+        rc_pairs: ``{"val"|"test": [P, 2]}`` file rows (forward, reverse complement) whose
+            predictions are averaged at evaluation (from the data; not a hyperparameter).
+        **kwargs: :class:`SequenceClassificationTask` arguments (``pos_weight`` defaults to 8).
     """
 
     task_name = "chromatin"
+    format_summary = staticmethod(format_summary)
+    data_class = ChromatinDataModule
 
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], num_labels: int = 919,
-                 pos_weight: float | None = 8.0, groups: list | dict | None = None, **kwargs: Any):
+                 pos_weight: float | None = 8.0, groups: list | dict | None = None,
+                 label_names: str | list[str] | None = None, data_label_names: list[str] | None = None,
+                 report_dir: str | None = None, rc_pairs: dict[str, np.ndarray] | None = None, **kwargs: Any):
+        if isinstance(label_names, str):
+            label_names = read_label_names(label_names, num_labels)
+        label_names = list(label_names) if label_names is not None else data_label_names
         super().__init__(model, optim, num_labels=num_labels, pos_weight=pos_weight, **kwargs)
         self.groups = parse_groups(groups, num_labels)
-        self.rc_pairs: dict[str, np.ndarray] = {}
-        self.report_dir: Path | None = None
-        self.label_names: list[str] | None = None
+        self.rc_pairs: dict[str, np.ndarray] = dict(rc_pairs or {})
+        self.report_dir: Path | None = Path(report_dir) if report_dir else None
+        self.label_names: list[str] | None = label_names
         self._indices: dict[str, list[torch.Tensor]] = {"val": [], "test": []}
 
     def _split(self) -> str:
@@ -79,48 +117,3 @@ class ChromatinTask(SequenceClassificationTask):
             plot_report(self.report_dir / f"chromatin_{split}_auroc.png", metrics, probs, targets, self.groups,
                         title=f"{split}: {len(probs)} windows, {int(summary['labels_scored'])} scored labels")
         return {name: torch.tensor(value) for name, value in summary.items()}
-
-
-def build(cfg, run_dir, is_main_process: bool):
-    """Chromatin data + tokenizer + :class:`ChromatinTask` for ``task=chromatin``."""
-    from bigbird_dna.config import to_plain
-    from bigbird_dna.data.chromatin_data import ChromatinDataModule
-    from bigbird_dna.tasks import BuiltTask
-
-    task = to_plain(cfg.task)
-    datamodule = ChromatinDataModule(to_plain(cfg.data), task["num_labels"], cfg.seed, run_dir, is_main_process)
-    model, tokenizer = resolve_encoder_and_tokenizer(task["backbone"], to_plain(cfg.model), to_plain(cfg.tokenizer),
-                                                     run_dir, is_main_process, datamodule.training_text)
-    datamodule.attach_tokenizer(tokenizer, model["max_positions"])
-    module = ChromatinTask(model, to_plain(cfg.optim), num_labels=task["num_labels"], pos_weight=task["pos_weight"],
-                           groups=task["groups"], head=task["head"], tokenizer_sha256=tokenizer.sha256,
-                           tokenizer_json=tokenizer.to_str(), backbone=task["backbone"])
-    if task["backbone"]:
-        module.load_backbone(task["backbone"])
-    module.rc_pairs = datamodule.rc_pairs
-    module.report_dir = Path(run_dir)
-    module.label_names = (read_label_names(task["label_names"], task["num_labels"]) if task.get("label_names")
-                          else datamodule.label_names)
-    return BuiltTask(module, datamodule, tokenizer, format_summary, {})
-
-
-def format_summary(summary: dict[str, Any]) -> str:
-    """The closing lines of a chromatin-profile run."""
-    groups = [k.removeprefix("val/auroc_") for k in summary
-              if k.startswith("val/auroc_") and k != "val/auroc_median"]
-    rows = [
-        ("steps", f"{summary['global_step']}"),
-        ("val loss (weighted BCE)", f"{summary['val/loss']:.4f}"),
-        ("median AUROC / AUPRC", f"{summary['val/auroc_median']:.4f} / {summary['val/auprc_median']:.4f}"),
-        *((f"  {g.upper()} AUROC / AUPRC", f"{summary[f'val/auroc_{g}']:.4f} / {summary[f'val/auprc_{g}']:.4f}")
-          for g in groups),
-        ("labels scored", f"{summary['val/labels_scored']:.0f}  (excluded: {summary['val/labels_no_positives']:.0f} "
-                          f"without positives, {summary['val/labels_no_negatives']:.0f} without negatives)"),
-        ("per-label results", str(Path(summary["run_dir"]) / "chromatin_val_labels.tsv")),
-        ("plot", str(Path(summary["run_dir"]) / "chromatin_val_auroc.png")),
-        ("best checkpoint", summary["best_checkpoint"]),
-        ("export", summary["export"]),
-        ("time", f"{summary['seconds']:.0f} s"),
-    ]
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(["", "Chromatin-profile training finished", *(f"  {k:<{width}}  {v}" for k, v in rows)])

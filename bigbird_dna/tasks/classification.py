@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -28,12 +27,11 @@ from torch import nn
 from torchmetrics import MeanMetric
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.export import Export, load_export
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
+from bigbird_dna.model.export import Export, load_export
 from bigbird_dna.model.heads import ClassificationHead
 from bigbird_dna.tasks.base import EncoderTask
-from bigbird_dna.tokenizer import DNATokenizer, tokenizer_from_config
 
 log = logging.getLogger(__name__)
 
@@ -81,49 +79,6 @@ def load_backbone(encoder: BigBirdEncoder, export_path: str | os.PathLike) -> tu
     return missing, unexpected
 
 
-def resolve_encoder_and_tokenizer(backbone: str | None, model: dict[str, Any], tokenizer: dict[str, Any],
-                                  run_dir: str | os.PathLike, is_main_process: bool,
-                                  training_text: Callable[[], Iterable[str]]) -> tuple[dict, DNATokenizer]:
-    """The encoder config (plain dict) and tokenizer of a classifier.
-
-    - With ``backbone`` (an export folder), both come from the export: ``model`` is ignored and a
-      ``tokenizer.path`` other than the export's own tokenizer is refused.
-    - Otherwise ``model`` is used as given, and the tokenizer is ``tokenizer.path``, else the run
-      directory's ``tokenizer.json`` (a resumed run), else a BPE trained on ``training_text()``
-      (``tokenizer.sample_bp`` bases of it) with the ``tokenizer`` group's settings.
-
-    The tokenizer is saved as ``<run_dir>/tokenizer.json`` by the main process.
-    """
-    in_run_dir = Path(run_dir) / "tokenizer.json"
-    if backbone:
-        export = load_export(backbone)
-        tok = export.tokenizer
-        given = tokenizer.get("path")
-        if given and DNATokenizer.load(given).sha256 != tok.sha256:
-            raise InputError(f"tokenizer.path={given} differs from the tokenizer of the backbone {backbone}; "
-                             "a fine-tuned model must keep its backbone's tokenizer: drop tokenizer.path.")
-        _report(f"fine-tuning from {backbone}: encoder config and tokenizer taken from the export "
-                "(the model= group is not used).")
-        model = dict(export.model_config)
-    elif tokenizer.get("path"):
-        tok = DNATokenizer.load(tokenizer["path"])
-    elif in_run_dir.exists():
-        tok = DNATokenizer.load(in_run_dir)
-    else:  # tokenizer=char/kmer need no training; BPE trains on the first sample_bp bases
-        tok = tokenizer_from_config(tokenizer, lambda: _first_bases(training_text(), tokenizer["sample_bp"]))
-    if is_main_process and not in_run_dir.exists():
-        tok.save(in_run_dir)
-    return {**model, "vocab_size": tok.vocab_size, "pad_id": tok.pad_id}, tok
-
-
-def _first_bases(seqs: Iterable[str], total_bp: int) -> Iterable[str]:
-    for seq in seqs:
-        if total_bp <= 0:
-            return
-        yield seq[:total_bp]
-        total_bp -= len(seq)
-
-
 class SequenceClassificationTask(EncoderTask):
     """BigBird encoder + [CLS] classification head, ``num_labels`` independent BCE outputs.
 
@@ -135,8 +90,8 @@ class SequenceClassificationTask(EncoderTask):
         head: :class:`ClassificationHead` settings, ``{"dropout": float, "hidden_size": int | None}``.
         tokenizer_sha256: fingerprint of the tokenizer the ids come from.
         tokenizer_json: the tokenizer itself, embedded in every checkpoint (not a hyperparameter).
-        backbone: the export the encoder was initialised from (recorded only; load it with
-            :meth:`load_backbone`).
+        backbone: an export (an MLM run's ``export/``) whose encoder weights, with their attention
+            layouts, initialise this encoder (:func:`load_backbone`); ``None`` trains from scratch.
 
     Every argument is a plain type, so checkpoints load with ``weights_only=True``.
     """
@@ -151,7 +106,8 @@ class SequenceClassificationTask(EncoderTask):
             raise InputError(f"num_labels={num_labels}: a classifier needs at least one label.")
         if pos_weight is not None and pos_weight <= 0:
             raise InputError(f"task.pos_weight={pos_weight} must be positive (or null for 1).")
-        self.save_hyperparameters(ignore=["tokenizer_json"])
+        # Run-specific or bulky inputs of subclasses are not hyperparameters (checkpoints stay plain).
+        self.save_hyperparameters(ignore=["tokenizer_json", "rc_pairs", "data_label_names", "report_dir"])
         head = dict(head or {})
         self.config = EncoderConfig.from_dict(dict(model))
         self.encoder = BigBirdEncoder(self.config)
@@ -162,6 +118,8 @@ class SequenceClassificationTask(EncoderTask):
         self.register_buffer("positive_weight", torch.tensor(float(pos_weight or 1.0)), persistent=False)
         self.mean_loss = nn.ModuleDict({"val": MeanMetric(), "test": MeanMetric()})
         self._collected: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {"val": [], "test": []}
+        if backbone:
+            self.load_backbone(backbone)
 
     def load_backbone(self, export_path: str | os.PathLike) -> tuple[list[str], list[str]]:
         """Initialise the encoder from an export; see :func:`load_backbone`."""

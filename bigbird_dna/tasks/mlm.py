@@ -22,11 +22,51 @@ import torch
 import torch.nn.functional as F
 from torchmetrics import SumMetric
 
+from bigbird_dna.data.masking import IGNORE_INDEX
+from bigbird_dna.data.mlm import GenomeMLMDataModule
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.heads import MLMHead
-from bigbird_dna.tasks.masking import IGNORE_INDEX
-from bigbird_dna.tasks.base import EncoderTask
+from bigbird_dna.tasks.base import EncoderTask, summary_table
+
+
+def _versus(summary: dict[str, Any], split: str) -> list[tuple[str, str]]:
+    """One line per baseline: by how many bits/base the model beats it, or that it does not."""
+    model = summary.get(f"{split}/bits_per_base")
+    rows = []
+    for name, label in (("unigram", "train unigram"), ("markov_causal", "causal k-mer"),
+                        ("markov_bidirectional", "bidirectional k-mer")):
+        base = summary.get(f"{split}/baseline/{name}_bits_per_base")
+        if model is None or base is None:
+            continue
+        order = summary.get(f"{name}_order")
+        label = f"{label} (k={order})" if order is not None else label
+        verdict = f"beats it by {base - model:.4f}" if model < base else f"does NOT beat it ({model - base:+.4f})"
+        rows.append((f"  vs {label}", f"{base:.4f} bits/base, "
+                                      f"{summary[f'{split}/baseline/{name}_loss']:.4f} nats/token: {verdict}"))
+    return rows
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The closing lines of a pretraining run (honest metrics: only [MASK] inputs are scored)."""
+    rows = [("steps", f"{summary['global_step']}")]
+    for split in ("val", "test"):
+        if f"{split}/loss" not in summary:
+            continue
+        rows += [
+            (f"{split} loss at [MASK]", f"{summary[f'{split}/loss']:.4f} nats/token, "
+                                        f"accuracy {summary[f'{split}/acc']:.4f}"),
+            (f"{split} bits per base", f"{summary[f'{split}/bits_per_base']:.4f}  "
+                                       f"({summary[f'{split}/bp_per_token']:.3f} bp per scored token)"),
+            *_versus(summary, split),
+        ]
+    rows += [
+        ("best checkpoint", summary["best_checkpoint"]),
+        ("last checkpoint", summary["last_checkpoint"]),
+        ("export", summary["export"]),
+        ("time", f"{summary['seconds']:.0f} s"),
+    ]
+    return summary_table("MLM pretraining finished", rows)
 
 
 class MLMTask(EncoderTask):
@@ -37,20 +77,28 @@ class MLMTask(EncoderTask):
         optim: the ``optim`` config group as a plain dict (lr, weight_decay, betas, warmup_steps).
         tokenizer_sha256: fingerprint of the tokenizer the ids come from, kept with the weights.
         tokenizer_json: the tokenizer itself, embedded in every checkpoint (not a hyperparameter).
+        mask_prob: the MLM selection rate the data masks with (recorded here; the collator masks).
+        token_counts: ``[vocab_size]`` train token counts; when given, the output bias starts at
+            their log frequencies (:meth:`init_output_prior`). Not a hyperparameter.
     """
 
     task_name = "mlm"
+    format_summary = staticmethod(format_summary)
+    data_class = GenomeMLMDataModule
 
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], tokenizer_sha256: str = "",
-                 tokenizer_json: str | None = None):
+                 tokenizer_json: str | None = None, mask_prob: float = 0.15,
+                 token_counts: torch.Tensor | None = None):
         super().__init__()
-        self.save_hyperparameters(ignore=["tokenizer_json"])
+        self.save_hyperparameters(ignore=["tokenizer_json", "token_counts"])
         self.config = EncoderConfig.from_dict(dict(model))
         self.encoder = BigBirdEncoder(self.config)
         self.head = MLMHead(self.config, self.encoder.token_embedding)
         self.tokenizer_json = tokenizer_json
         # Sums over the scored tokens of a val/test pass: CE (nats), correct, tokens, bases.
         self.eval_sums = torch.nn.ModuleDict({name: SumMetric() for name in ("nats", "correct", "tokens", "bases")})
+        if token_counts is not None:
+            self.init_output_prior(token_counts)
 
     @torch.no_grad()
     def init_output_prior(self, token_counts: torch.Tensor) -> None:
@@ -129,60 +177,3 @@ class MLMTask(EncoderTask):
 
     def on_test_epoch_end(self) -> None:
         self._eval_epoch_end("test")
-
-
-def build(cfg, run_dir, is_main_process: bool):
-    """Genome windows + tokenizer + :class:`MLMTask` for ``task=mlm``."""
-    from bigbird_dna.config import to_plain
-    from bigbird_dna.data.mlm_data import GenomeMLMDataModule
-    from bigbird_dna.tasks import BuiltTask
-
-    datamodule = GenomeMLMDataModule(to_plain(cfg.data), to_plain(cfg.tokenizer),
-                                     max_tokens=cfg.model.max_positions, mask_prob=cfg.task.mask_prob,
-                                     seed=cfg.seed, run_dir=run_dir, is_main_process=is_main_process)
-    tokenizer = datamodule.tokenizer
-    model = {**to_plain(cfg.model), "vocab_size": tokenizer.vocab_size, "pad_id": tokenizer.pad_id}
-    module = MLMTask(model, to_plain(cfg.optim), tokenizer_sha256=tokenizer.sha256,
-                     tokenizer_json=tokenizer.to_str())
-    module.init_output_prior(datamodule.train_token_counts)
-    return BuiltTask(module, datamodule, tokenizer, format_summary, datamodule.baselines())
-
-
-def _versus(summary: dict[str, Any], split: str) -> list[tuple[str, str]]:
-    """One line per baseline: by how many bits/base the model beats it, or that it does not."""
-    model = summary.get(f"{split}/bits_per_base")
-    rows = []
-    for name, label in (("unigram", "train unigram"), ("markov_causal", "causal k-mer"),
-                        ("markov_bidirectional", "bidirectional k-mer")):
-        base = summary.get(f"{split}/baseline/{name}_bits_per_base")
-        if model is None or base is None:
-            continue
-        order = summary.get(f"{name}_order")
-        label = f"{label} (k={order})" if order is not None else label
-        verdict = f"beats it by {base - model:.4f}" if model < base else f"does NOT beat it ({model - base:+.4f})"
-        rows.append((f"  vs {label}", f"{base:.4f} bits/base, "
-                                      f"{summary[f'{split}/baseline/{name}_loss']:.4f} nats/token: {verdict}"))
-    return rows
-
-
-def format_summary(summary: dict[str, Any]) -> str:
-    """The closing lines of a pretraining run (honest metrics: only [MASK] inputs are scored)."""
-    rows = [("steps", f"{summary['global_step']}")]
-    for split in ("val", "test"):
-        if f"{split}/loss" not in summary:
-            continue
-        rows += [
-            (f"{split} loss at [MASK]", f"{summary[f'{split}/loss']:.4f} nats/token, "
-                                        f"accuracy {summary[f'{split}/acc']:.4f}"),
-            (f"{split} bits per base", f"{summary[f'{split}/bits_per_base']:.4f}  "
-                                       f"({summary[f'{split}/bp_per_token']:.3f} bp per scored token)"),
-            *_versus(summary, split),
-        ]
-    rows += [
-        ("best checkpoint", summary["best_checkpoint"]),
-        ("last checkpoint", summary["last_checkpoint"]),
-        ("export", summary["export"]),
-        ("time", f"{summary['seconds']:.0f} s"),
-    ]
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(["", "MLM pretraining finished", *(f"  {k:<{width}}  {v}" for k, v in rows)])

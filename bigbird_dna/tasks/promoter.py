@@ -11,56 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torchmetrics.functional.classification import (binary_accuracy, binary_auroc, binary_average_precision,
-                                                    binary_f1_score, binary_matthews_corrcoef)
+from torchmetrics.functional.classification import (
+    binary_accuracy,
+    binary_auroc,
+    binary_average_precision,
+    binary_f1_score,
+    binary_matthews_corrcoef,
+)
 
-from bigbird_dna.tasks.classification import SequenceClassificationTask, resolve_encoder_and_tokenizer
-
-DATA_SOURCES = {
-    "epdnew": "bigbird_dna.data.promoter_data:EpdnewPromoterData",
-    "labelled": "bigbird_dna.data.promoter_data:LabelledPromoterData",
-}
-
-
-class PromoterTask(SequenceClassificationTask):
-    """:class:`SequenceClassificationTask` with one label and the promoter metrics."""
-
-    task_name = "promoter"
-
-    def compute_metrics(self, probs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
-        probs, targets = probs[:, 0], targets[:, 0]  # [N]
-        metrics = {"f1": binary_f1_score(probs, targets), "mcc": binary_matthews_corrcoef(probs, targets),
-                   "accuracy": binary_accuracy(probs, targets)}
-        if targets.min() == targets.max():  # AUROC/AUPRC are undefined with one class
-            return {**metrics, "auroc": torch.tensor(float("nan")), "auprc": torch.tensor(float("nan"))}
-        return {**metrics, "auroc": binary_auroc(probs, targets), "auprc": binary_average_precision(probs, targets)}
-
-
-def build(cfg, run_dir, is_main_process: bool):
-    """Promoter data + tokenizer + :class:`PromoterTask` for ``task=promoter``."""
-    import importlib
-
-    from bigbird_dna.config import to_plain
-    from bigbird_dna.errors import InputError
-    from bigbird_dna.tasks import BuiltTask
-
-    data = to_plain(cfg.data)
-    source = DATA_SOURCES.get(data.get("source"))
-    if source is None:
-        raise InputError(f"task=promoter needs promoter data: data=promoter_epdnew or data=promoter_labelled "
-                         f"(data.source is {data.get('source')!r}, expected one of {sorted(DATA_SOURCES)}).")
-    module_name, cls = source.split(":")
-    datamodule = getattr(importlib.import_module(module_name), cls)(data, cfg.seed, run_dir, is_main_process)
-    task = to_plain(cfg.task)
-    model, tokenizer = resolve_encoder_and_tokenizer(task["backbone"], to_plain(cfg.model), to_plain(cfg.tokenizer),
-                                                     run_dir, is_main_process, datamodule.training_text)
-    datamodule.attach_tokenizer(tokenizer, model["max_positions"])
-    module = PromoterTask(model, to_plain(cfg.optim), num_labels=1, pos_weight=task["pos_weight"],
-                          head=task["head"], tokenizer_sha256=tokenizer.sha256, tokenizer_json=tokenizer.to_str(),
-                          backbone=task["backbone"])
-    if task["backbone"]:
-        module.load_backbone(task["backbone"])
-    return BuiltTask(module, datamodule, tokenizer, format_summary, {})
+from bigbird_dna.data.promoter.datamodule import EpdnewPromoterData, LabelledPromoterData
+from bigbird_dna.errors import InputError
+from bigbird_dna.tasks.base import summary_table
+from bigbird_dna.tasks.classification import SequenceClassificationTask
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -74,5 +36,25 @@ def format_summary(summary: dict[str, Any]) -> str:
         ("export", summary["export"]),
         ("time", f"{summary['seconds']:.0f} s"),
     ]
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(["", "Promoter fine-tuning finished", *(f"  {k:<{width}}  {v}" for k, v in rows)])
+    return summary_table("Promoter fine-tuning finished", rows)
+
+
+class PromoterTask(SequenceClassificationTask):
+    """:class:`SequenceClassificationTask` with one label and the promoter metrics."""
+
+    task_name = "promoter"
+    format_summary = staticmethod(format_summary)
+    data_class = (EpdnewPromoterData, LabelledPromoterData)
+
+    def __init__(self, model: dict[str, Any], optim: dict[str, Any], num_labels: int = 1, **kwargs: Any):
+        if num_labels != 1:
+            raise InputError(f"a promoter model has one output, not task.num_labels={num_labels}.")
+        super().__init__(model, optim, num_labels=1, **kwargs)
+
+    def compute_metrics(self, probs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
+        probs, targets = probs[:, 0], targets[:, 0]  # [N]
+        metrics = {"f1": binary_f1_score(probs, targets), "mcc": binary_matthews_corrcoef(probs, targets),
+                   "accuracy": binary_accuracy(probs, targets)}
+        if targets.min() == targets.max():  # AUROC/AUPRC are undefined with one class
+            return {**metrics, "auroc": torch.tensor(float("nan")), "auprc": torch.tensor(float("nan"))}
+        return {**metrics, "auroc": binary_auroc(probs, targets), "auprc": binary_average_precision(probs, targets)}

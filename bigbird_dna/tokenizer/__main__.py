@@ -15,29 +15,12 @@ import argparse
 import time
 from pathlib import Path
 
-from bigbird_dna.data.genome import Genome, prepare_genome
-from bigbird_dna.errors import InputError, exit_on_input_error
+from bigbird_dna import __version__
+from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
+from bigbird_dna.genome.bed import Region, read_bed
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
 from bigbird_dna.tokenizer.bpe import sample_training_chunks, train_bpe_tokenizer
-
-Region = tuple[str, int, int]
-
-
-def read_bed(path: Path) -> list[Region]:
-    """``(record, start, end)`` from the first three columns of a BED file (0-based, half-open)."""
-    if not path.is_file():
-        raise InputError(f"BED file not found: {path}.")
-    regions = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip() or line.startswith(("#", "track", "browser")):
-            continue
-        fields = line.split("\t") if "\t" in line else line.split()
-        try:
-            regions.append((fields[0], int(fields[1]), int(fields[2])))
-        except (IndexError, ValueError):
-            raise InputError(f"{path}:{number} is not a BED line (record, start, end): {line[:80]!r}.") from None
-    if not regions:
-        raise InputError(f"{path} holds no BED intervals.")
-    return regions
 
 
 def split_holdout(regions: list[Region], fraction: float) -> tuple[list[Region], list[Region]]:
@@ -45,16 +28,17 @@ def split_holdout(regions: list[Region], fraction: float) -> tuple[list[Region],
     train, held_out = [], []
     for record, start, end in regions:
         cut = end - int((end - start) * fraction)
-        train.append((record, start, cut))
+        train.append(Region(record, start, cut))
         if cut < end:
-            held_out.append((record, cut, end))
+            held_out.append(Region(record, cut, end))
     return train, held_out
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m bigbird_dna.tokenizer", description=__doc__,
+        prog="bigbird-dna-tokenizer", description=plain_help(__doc__),
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--fasta", required=True, type=Path, help="genome FASTA (plain, gzip or bgzip)")
     parser.add_argument("--out", type=Path, default=Path("tokenizer.json"),
                         help="output json file, or an existing directory (default: %(default)s)")
@@ -76,6 +60,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def check_writable(out: Path) -> Path:
+    """The file ``--out`` names (``out/tokenizer.json`` for a folder), after proving its folder writable."""
+    target = out / "tokenizer.json" if out.is_dir() else out
+    try:
+        ensure_writable_dir(target.parent)
+    except InputError as err:
+        cause = err.__cause__
+        raise InputError(f"cannot write {target}: {getattr(cause, 'strerror', None) or cause}. Choose a writable "
+                         "--out.") from cause
+    return target
+
+
 @exit_on_input_error
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
@@ -83,6 +79,7 @@ def main(argv: list[str] | None = None) -> None:
         raise InputError(f"--holdout-fraction must be in [0, 1), got {args.holdout_fraction}.")
     if not args.fasta.is_file():
         raise InputError(f"genome FASTA not found: {args.fasta}. Pass --fasta PATH to an existing FASTA file.")
+    target = check_writable(args.out)  # before the work, not after it
     started = time.perf_counter()
     fasta = prepare_genome(args.fasta)
     regions = read_bed(args.bed) if args.bed else None
@@ -95,7 +92,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"sampled {sum(map(len, chunks)):,} bp in {len(chunks)} chunks from {len(train_regions)} regions "
           f"of {args.fasta}")
     tokenizer = train_bpe_tokenizer(chunks, args.vocab_size, args.max_token_length, args.min_frequency)
-    out = tokenizer.save(args.out)
+    try:
+        out = tokenizer.save(target)
+    except OSError as err:
+        raise InputError(f"cannot write {target}: {err.strerror or err}; nothing was written under that name. "
+                         "Free space or choose another --out.") from err
     print(f"vocab size {tokenizer.vocab_size} (max token length {args.max_token_length}), "
           f"sha256 {tokenizer.sha256[:16]}")
 

@@ -33,9 +33,10 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from bigbird_dna.atomic import write_text_atomic
-from bigbird_dna.data.genome import Genome, ambiguous_fraction, prepare_genome
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.sequence import ambiguous_fraction
+from bigbird_dna.runtime.atomic import write_text_atomic
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 ALPHABET = tuple("ACGTN") + tuple("RYSWKMBDHV")

@@ -5,15 +5,8 @@ import io
 import pytest
 import torch
 
-from bigbird_dna.attention.layout import (
-    PRESETS,
-    BlockLayout,
-    SparsePattern,
-    fits_sparse,
-    layout_for,
-    preset,
-    splitmix64,
-)
+from bigbird_dna.attention.layout import BlockLayout
+from bigbird_dna.attention.patterns import PRESETS, SparsePattern, fits_sparse, layout_for, preset, splitmix64
 from bigbird_dna.errors import InputError
 
 H, NB, B = 3, 40, 16

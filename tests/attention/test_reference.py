@@ -15,7 +15,7 @@ from bigbird_dna.attention import (
     preset,
     torch_block_sparse_attention,
 )
-from bigbird_dna.attention.reference import row_groups
+from bigbird_dna.attention.torch_backend import row_groups
 from bigbird_dna.errors import InputError
 
 BLOCK = 16

@@ -8,8 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bigbird_dna.data.deepsea import encode_onehot
-from tests.chromatin.deepsea_files import planted_samples, with_reverse_complements, write_v5, write_v73
+from bigbird_dna.data.chromatin.onehot import encode_onehot
+from tests.chromatin.deepsea_files import (
+    planted_samples,
+    with_reverse_complements,
+    write_v5,
+    write_v73,
+)
 from tests.conftest import LAMBDA
 
 

@@ -23,7 +23,7 @@ import h5py
 import numpy as np
 import scipy.io
 
-from bigbird_dna.data.windows import reverse_complement
+from bigbird_dna.genome.sequence import reverse_complement
 
 # Reverse-complement palindromes: the same on both strands, so the reverse-complement copies of the
 # bundle hold the same motif tokens.

@@ -8,8 +8,8 @@ import json
 import lightning as L
 import pytest
 
-from bigbird_dna.export import load_export
-from bigbird_dna.tasks import build_task
+from bigbird_dna.model.export import load_export
+from bigbird_dna.train import build
 from tests.chromatin.test_train_chromatin import TINY
 from tests.conftest import compose, run_cli
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 def test_ddp_validation_matches_one_process_on_the_same_weights(planted_bundle, tmp_path):
     run_dir = tmp_path / "run"
     overrides = ["task=chromatin", "data=deepsea", f"data.dir={planted_bundle}", "data.batch_size=8",
-                 "data.chunk_size=64", "tokenizer=bpe", "tokenizer.sample_bp=100000", "trainer.max_steps=4",
+                 "data.chunk_size=64", "tokenizer.sample_bp=100000", "trainer.max_steps=4",
                  "trainer.val_check_interval=4", *TINY]
     result = run_cli("bigbird_dna.train", *overrides, "trainer.accelerator=cpu", "trainer.devices=2",
                      "trainer.strategy=ddp", f"hydra.run.dir={run_dir}", timeout=600)
@@ -29,11 +29,11 @@ def test_ddp_validation_matches_one_process_on_the_same_weights(planted_bundle, 
     single_dir = tmp_path / "single"
     single_dir.mkdir()
     (single_dir / "tokenizer.json").write_text((run_dir / "tokenizer.json").read_text())
-    task = build_task(compose(overrides, single_dir), single_dir, True)
-    task.module.load_state_dict(load_export(run_dir / "export").state_dict)
+    module, datamodule, _ = build(compose(overrides, single_dir), single_dir, True)
+    module.load_state_dict(load_export(run_dir / "export").state_dict)
     trainer = L.Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
                         enable_model_summary=False)
-    [single] = trainer.validate(task.module, datamodule=task.datamodule, verbose=False)
+    [single] = trainer.validate(module, datamodule=datamodule, verbose=False)
     for key in ("val/auroc_median", "val/auroc_dhs", "val/auroc_tf", "val/auroc_hm", "val/auprc_median",
                 "val/labels_scored", "val/labels_no_positives", "val/loss"):
         assert ddp[key] == pytest.approx(single[key], abs=1e-4), key

@@ -6,11 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bigbird_dna.data.chromatin_intervals import (IntervalWindows, centred_window, check_intervals, read_bed,
-                                                  read_labelled_intervals, split_by_record)
-from bigbird_dna.data.genome import prepare_genome
-from bigbird_dna.data.windows import reverse_complement
+from bigbird_dna.data.chromatin.intervals import (
+    IntervalWindows,
+    centred_window,
+    check_intervals,
+    read_labelled_intervals,
+    split_by_record,
+)
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import prepare_genome
+from bigbird_dna.genome.sequence import reverse_complement
 
 
 def _bins(tmp_path, lines: list[str], name: str = "bins.tsv"):
@@ -95,9 +100,3 @@ def test_label_files_that_disagree_with_the_config_are_refused(tmp_path):
     with pytest.raises(InputError, match="not found"):
         read_labelled_intervals(tmp_path / "none.tsv", 3)
 
-
-def test_plain_bed_reading_skips_headers_and_track_lines(tmp_path):
-    path = _bins(tmp_path, ["track name=x", "# comment", "chr1\t10\t210\tpeak\t0\t+", "chr2\t5\t9"], "a.bed")
-    assert read_bed(path) == [("chr1", 10, 210), ("chr2", 5, 9)]
-    with pytest.raises(InputError, match="holds no intervals"):
-        read_bed(_bins(tmp_path, ["# nothing"], "b.bed"))

@@ -7,8 +7,15 @@ import pytest
 import torch
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.tasks.chromatin_metrics import (average_strands, parse_groups, per_label_metrics, plot_report,
-                                                 read_label_names, summarise, write_label_tsv)
+from bigbird_dna.tasks.chromatin_report import (
+    average_strands,
+    parse_groups,
+    per_label_metrics,
+    plot_report,
+    read_label_names,
+    summarise,
+    write_label_tsv,
+)
 
 
 def test_average_strands_restores_file_order_drops_padding_and_averages_pairs():

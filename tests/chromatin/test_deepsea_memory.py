@@ -20,8 +20,8 @@ TRACED_BUDGET_MB = 24
 # Run in a fresh process, so its peak resident set (VmHWM) measures this read alone.
 READER = r"""
 import json, sys, tracemalloc
-from bigbird_dna.data.chromatin_data import DeepSEASamples
-from bigbird_dna.data.deepsea import DeepSEAFile
+from bigbird_dna.data.chromatin.datamodule import DeepSEASamples
+from bigbird_dna.data.chromatin.deepsea import DeepSEAFile
 
 def status_kb(field):
     with open("/proc/self/status") as handle:

@@ -9,9 +9,15 @@ import pytest
 import scipy.io
 from scipy.io.matlab import matfile_version
 
-from bigbird_dna.data.deepsea import DeepSEAFile, decode_onehot, detect_rc_layout, encode_onehot, rc_pairs
+from bigbird_dna.data.chromatin.deepsea import DeepSEAFile, detect_rc_layout, rc_pairs
+from bigbird_dna.data.chromatin.onehot import decode_onehot, encode_onehot
 from bigbird_dna.errors import InputError
-from tests.chromatin.deepsea_files import planted_samples, with_reverse_complements, write_v5, write_v73
+from tests.chromatin.deepsea_files import (
+    planted_samples,
+    with_reverse_complements,
+    write_v5,
+    write_v73,
+)
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +143,27 @@ def test_a_label_count_that_disagrees_with_the_config_is_refused(tmp_path, windo
     path = write_v73(tmp_path / "train.mat", encode_onehot(seqs), labels)
     with pytest.raises(InputError, match="task.num_labels=918: the label count disagrees with the config"):
         DeepSEAFile(path, 918)
+
+
+@pytest.mark.parametrize("damage, needle", [("label", "labels are 0 or 1"), ("onehot", "bases set")])
+def test_labels_other_than_0_1_and_columns_with_two_bases_are_refused(tmp_path, damage, needle):
+    seqs, labels = planted_samples(4, seed=3)
+    x = encode_onehot(seqs)
+    if damage == "label":
+        labels[2, 7] = 2  # e.g. a count where a 0/1 label belongs
+    else:
+        x[1, :, 10] = 1  # every channel set at one position
+    file = DeepSEAFile(write_v5(tmp_path / "valid.mat", x, labels), 919)
+    with pytest.raises(InputError, match=needle):
+        file.read_sequences(0, 4)
+
+
+def test_a_missing_test_mat_does_not_block_training(tmp_path, planted_bundle):
+    from bigbird_dna.data.chromatin.datamodule import DeepSEAData
+
+    data = DeepSEAData(num_labels=919, seed=0, run_dir=str(tmp_path), train=str(planted_bundle / "train.mat"),
+                       val=str(planted_bundle / "valid.mat"), test=str(tmp_path / "absent" / "test.mat"),
+                       chunk_size=64, strand_pairs="auto", rc_probes=2, reverse_complement_prob=0.0,
+                       batch_size=4, num_workers=0)
+    assert not data.has_test_data() and "test" not in data.datasets
+

@@ -10,8 +10,8 @@ import h5py
 import numpy as np
 import pytest
 
-from bigbird_dna.data.windows import reverse_complement
-from bigbird_dna.export import load_export
+from bigbird_dna.genome.sequence import reverse_complement
+from bigbird_dna.model.export import load_export
 from tests.chromatin.deepsea_files import MOTIFS, NO_POSITIVE_LABELS
 from tests.conftest import compose, run_cli
 
@@ -64,13 +64,13 @@ def test_the_run_writes_per_label_results_a_plot_and_an_export(trained):
 def test_trainer_test_averages_the_interleaved_strands_of_test_mat(trained, planted_bundle):
     import lightning as L
 
-    from bigbird_dna.tasks import build_task
+    from bigbird_dna.train import build
 
     _, run_dir = trained
-    task = build_task(compose([*PLANTED, *TINY, f"data.dir={planted_bundle}"], run_dir), run_dir, True)
-    task.module.load_state_dict(load_export(run_dir / "export").state_dict)
+    module, datamodule, _ = build(compose([*PLANTED, *TINY, f"data.dir={planted_bundle}"], run_dir), run_dir, True)
+    module.load_state_dict(load_export(run_dir / "export").state_dict)
     trainer = L.Trainer(logger=False, enable_progress_bar=False, enable_model_summary=False)
-    [metrics] = trainer.test(task.module, datamodule=task.datamodule, verbose=False)
+    [metrics] = trainer.test(module, datamodule=datamodule, verbose=False)
     assert metrics["test/auroc_median"] >= 0.8 and metrics["test/labels_no_positives"] >= len(NO_POSITIVE_LABELS)
     rows = (run_dir / "chromatin_test_labels.tsv").read_text().splitlines()
     assert sum(int(row.split("\t")[3]) + int(row.split("\t")[4]) for row in rows[1:2]) == 32  # one row per window
@@ -119,7 +119,7 @@ def test_predict_scores_bed_intervals_on_a_genome_to_tsv(trained, tmp_path):
     bed.write_text("chrA\t400\t600\tbin1\nchrB\t0\t200\tbin2\nchrB\t2300\t2500\tbin3\n")
     [path] = _predict("--model", str(run_dir / "export"), fasta, "--bed", str(bed), "--out-prefix",
                       str(tmp_path / "bins"), "--combine", "per-strand")
-    rows = [line.split("\t") for line in path.read_text().splitlines()]
+    rows = [line.split("\t") for line in path.read_text().splitlines() if not line.startswith("#")]
     assert rows[0][:6] == ["record", "start", "end", "strand", "n_fraction", "label_0"] and len(rows[0]) == 5 + 919
     assert [r[:4] for r in rows[1:]] == [["chrA", "400", "600", "+"], ["chrA", "400", "600", "-"],
                                          ["chrB", "0", "200", "+"], ["chrB", "0", "200", "-"],
@@ -149,7 +149,7 @@ def test_intervals_path_trains_on_windows_around_labelled_bins(labelled_genome, 
                    "data.label_column=4", "data.context_bp=1500", "data.val_records=[chr7]",
                    "data.test_records=[chr8]", "task.num_labels=6", "task.groups=[[DHS,0,2],[TF,2,4],[HM,4,6]]",
                    "data.batch_size=8", "trainer.max_steps=4", "trainer.val_check_interval=4",
-                   "tokenizer=bpe", "tokenizer.sample_bp=50000", "tokenizer.vocab_size=256", *TINY], tmp_path / "run")
+                   "tokenizer.sample_bp=50000", "tokenizer.vocab_size=256", *TINY], tmp_path / "run")
     summary = run(cfg)
     assert summary["global_step"] == 4 and 0.0 <= summary["val/auroc_median"] <= 1.0
     rows = (tmp_path / "run" / "chromatin_val_labels.tsv").read_text().splitlines()

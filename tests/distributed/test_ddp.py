@@ -16,8 +16,9 @@ import lightning as L
 import pytest
 from omegaconf import OmegaConf
 
-from bigbird_dna.data.mlm_data import GenomeMLMDataModule
+from bigbird_dna.data.mlm import GenomeMLMDataModule
 from bigbird_dna.tasks.mlm import MLMTask
+from bigbird_dna.tokenizer import DNATokenizer
 from tests.conftest import FAST_OVERRIDES, LAMBDA, REPO, run_cli
 
 pytestmark = pytest.mark.slow
@@ -35,10 +36,9 @@ def _written(audit_dir: Path, run_dir: Path) -> dict[str, set[str]]:
 
 def _validate_on_one_process(run_dir: Path, checkpoint: str, tmp_path: Path) -> float:
     cfg = OmegaConf.load(run_dir / "config.yaml")
-    data = OmegaConf.to_container(cfg.data, resolve=True)
-    datamodule = GenomeMLMDataModule(data, {"path": str(run_dir / "tokenizer.json")},
-                                     max_tokens=cfg.model.max_positions, mask_prob=cfg.task.mask_prob,
-                                     seed=cfg.seed, run_dir=tmp_path / "single", is_main_process=True)
+    data = {k: v for k, v in OmegaConf.to_container(cfg.data, resolve=True).items() if k != "_target_"}
+    datamodule = GenomeMLMDataModule(**data, seed=cfg.seed, run_dir=tmp_path / "single", is_main_process=True)
+    datamodule.attach_tokenizer(DNATokenizer.load(run_dir / "tokenizer.json"), cfg.model.max_positions)
     module = MLMTask.load_from_checkpoint(checkpoint, map_location="cpu")
     trainer = L.Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
                         enable_model_summary=False)

@@ -78,3 +78,30 @@ class SignalAtStep(Callback):
         if trainer.global_step >= self.step and not self.sent:
             self.sent = True
             os.kill(os.getpid(), self.signal)
+
+
+class FillDiskAtStep(Callback):
+    """Once ``step`` optimizer steps are done, fill the file system of ``folder`` with one file,
+    leaving ``leave_bytes`` free: the next checkpoint runs out of space."""
+
+    def __init__(self, step: int, folder: str, leave_bytes: int = 4096):
+        self.step = step
+        self.folder = Path(folder)
+        self.leave_bytes = leave_bytes
+        self.done = False
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if trainer.global_step < self.step or self.done:
+            return
+        self.done = True
+        stats = os.statvfs(self.folder)
+        free = stats.f_bavail * stats.f_frsize - self.leave_bytes
+        with open(self.folder / "filler.bin", "wb") as out:
+            while free > 0:
+                chunk = min(free, 1 << 20)
+                try:
+                    out.write(b"\0" * chunk)
+                    out.flush()
+                except OSError:
+                    break
+                free -= chunk

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bigbird_dna.data.genome import Genome, prepare_genome
-from bigbird_dna.data.mlm_data import MLMCollator, ResumableLoader
-from bigbird_dna.data.splits import Region
-from bigbird_dna.data.windows import GenomeWindows
+from bigbird_dna.data.mlm import MLMCollator, ResumableLoader
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.splits import Region
+from bigbird_dna.genome.windows import GenomeWindows
 from bigbird_dna.tokenizer import train_bpe_tokenizer
 from tests.conftest import LAMBDA
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bigbird_dna.faults import Preempted
+from bigbird_dna.runtime.faults import Preempted
 from tests.conftest import LAMBDA
 
 pytestmark = pytest.mark.slow
@@ -23,7 +23,7 @@ def test_sigusr1_saves_a_checkpoint_at_the_next_step_and_the_rerun_resumes_from_
     for name in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID"):
         monkeypatch.delenv(name, raising=False)
     run_dir = tmp_path / "preempted"
-    with pytest.raises(Preempted, match=r"preempted by SIGUSR1 at step 6: saved .*hpc_ckpt_1\.ckpt.*Not a SLURM job"):
+    with pytest.raises(Preempted, match=r"stopped by SIGUSR1 at step 6: saved .*hpc_ckpt_1\.ckpt.*Not a SLURM job"):
         train_in_process(*COMMON, "+callbacks.usr1._target_=tests.faults.callbacks.SignalAtStep",
                          "+callbacks.usr1.step=5", run_dir=run_dir)
     saved = torch.load(run_dir / "hpc_ckpt_1.ckpt", map_location="cpu", weights_only=True)

@@ -49,7 +49,7 @@ def make_export(out_dir: Path, task: str, tokenizer, predict_window_bp: int = 10
     """An untrained export of ``task`` ("promoter" or "mlm") that has run one forward pass."""
     import torch
 
-    from bigbird_dna.export import write_export
+    from bigbird_dna.model.export import write_export
     from bigbird_dna.tasks.mlm import MLMTask
     from bigbird_dna.tasks.promoter import PromoterTask
 

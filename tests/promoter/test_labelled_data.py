@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from bigbird_dna.data.labelled import LabelledSequenceCollator, LabelledSequences
-from bigbird_dna.data.labelled_files import read_labelled
+from bigbird_dna.data.promoter.files import read_labelled
 from bigbird_dna.errors import InputError
 from bigbird_dna.tasks.promoter import PromoterTask
 from tests.promoter.conftest import TINY_MODEL, write_fasta

@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from bigbird_dna.data.promoter_negatives import deepromoter_negative
+from bigbird_dna.data.promoter.negatives import deepromoter_negative
 from bigbird_dna.errors import InputError
 from tests.promoter.conftest import lambda_seq
 

@@ -1,4 +1,5 @@
-"""``python -m bigbird_dna.predict`` on promoter models: window coordinates, strands, outputs, errors."""
+"""``python -m bigbird_dna.predict`` on promoter models: window coordinates, strands, outputs, errors
+(the driver's tiling and strand rules on their own: ``tests/predict/test_driver.py``)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ import pytest
 import torch
 
 from bigbird_dna.data.labelled import encode_with_specials
-from bigbird_dna.data.windows import reverse_complement
-from bigbird_dna.export import load_export
+from bigbird_dna.genome.sequence import reverse_complement
+from bigbird_dna.model.export import load_export
 from bigbird_dna.predict import main
-from bigbird_dna.scan import window_starts
 from bigbird_dna.tasks.classification import classifier_from_export
 from tests.conftest import run_cli
 from tests.promoter.conftest import lambda_seq, make_export, write_fasta
@@ -25,22 +25,19 @@ EXPECTED = [("chrA", 0, 100), ("chrA", 100, 200), ("chrA", 150, 250), ("chrB", 0
             ("chrC", 0, 100), ("chrC", 100, 200)]
 
 
-@pytest.mark.parametrize("length, window, stride, starts", [
-    (250, 100, 100, [0, 100, 150]), (250, 100, 40, [0, 40, 80, 120, 150]), (200, 100, 100, [0, 100]),
-    (60, 100, 100, [0]), (100, 100, 7, [0]), (300, 100, 150, [0, 150, 200]),
-])
-def test_window_starts_cover_the_record_with_an_end_aligned_last_window(length, window, stride, starts):
-    assert window_starts(length, window, stride) == starts
-
-
 @pytest.fixture
 def promoter_export(tmp_path, tiny_tokenizer):
     return make_export(tmp_path / "promoter_export", "promoter", tiny_tokenizer, predict_window_bp=100)
 
 
 def _rows(path):
-    lines = path.read_text().splitlines()
+    """Header and rows of a predict TSV or BED, without its settings (``#``) or ``track`` line."""
+    lines = [line for line in path.read_text().splitlines() if not line.startswith(("#", "track "))]
     return lines[0].split("\t"), [line.split("\t") for line in lines[1:]]
+
+
+def _bed(path):
+    return [line.split("\t") for line in path.read_text().splitlines() if not line.startswith("track ")]
 
 
 @pytest.mark.parametrize("suffix", [".fa", ".fa.gz"])
@@ -54,7 +51,7 @@ def test_predict_on_plain_and_gzip_fasta_writes_hand_computed_windows(tmp_path, 
     assert {r[3] for r in rows} == {"."}  # both strands, averaged
     assert all(0.0 <= float(r[4]) <= 1.0 for r in rows)
     assert [float(r[5]) for r in rows] == [0, 0, 0, 0.5, 0, 0]
-    bed = [line.split("\t") for line in (tmp_path / "out.bed").read_text().splitlines()]
+    bed = _bed(tmp_path / "out.bed")
     assert [(b[0], int(b[1]), int(b[2]), b[5]) for b in bed] == [(*e, ".") for e in EXPECTED]
     assert [int(b[4]) for b in bed] == [round(float(r[4]) * 1000) for r in rows]
 
@@ -87,7 +84,7 @@ def test_only_windows_at_or_above_the_threshold_reach_the_bed(tmp_path, promoter
           "--no-progress", "--device", "cpu", "--threshold", "0.5"])
     _, rows = _rows(tmp_path / "t.tsv")
     kept = [(r[0], int(r[1]), int(r[2])) for r in rows if float(r[4]) >= 0.5]
-    bed = [tuple(line.split("\t")[:3]) for line in (tmp_path / "t.bed").read_text().splitlines()]
+    bed = [tuple(b[:3]) for b in _bed(tmp_path / "t.bed")]
     assert [(b[0], int(b[1]), int(b[2])) for b in bed] == kept
     assert {r[3] for r in rows} == {"+"}
 

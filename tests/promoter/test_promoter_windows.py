@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import gzip
+
 import numpy as np
 import pytest
 
-from bigbird_dna.data.genome import Genome, prepare_genome
-from bigbird_dna.data.promoters import (FarFromTssSampler, Tss, Window, assign_to_splits, check_windows,
-                                        promoter_window, read_epdnew_bed)
-from bigbird_dna.data.splits import Region
-from bigbird_dna.data.windows import reverse_complement
+from bigbird_dna.data.promoter.epdnew import (
+    FarFromTssSampler,
+    Tss,
+    Window,
+    assign_to_splits,
+    check_windows,
+    promoter_window,
+    read_epdnew_bed,
+)
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.sequence import reverse_complement
+from bigbird_dna.genome.splits import Region
 from tests.promoter.conftest import lambda_seq, write_fasta
 
 
@@ -22,6 +31,16 @@ def _bed(path, *lines):
 def test_epdnew_tss_is_start_plus_49_on_plus_and_end_minus_50_on_minus(tmp_path):
     bed = _bed(tmp_path / "p.bed", ("chrA", 1000, 1060, "GENE_1", 900, "+"), ("chrA", 2000, 2060, "GENE_2", 900, "-"))
     assert read_epdnew_bed(bed) == [Tss("chrA", 1049, "+", "GENE_1"), Tss("chrA", 2010, "-", "GENE_2")]
+
+
+def test_gzip_epdnew_bed_with_whitespace_columns_reads_like_the_plain_file(tmp_path):
+    plain = _bed(tmp_path / "p.bed", ("chrA", 1000, 1060, "GENE_1", 900, "+"))
+    packed = tmp_path / "p.bed.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    spaced = tmp_path / "s.bed"
+    spaced.write_text("# EPDnew\nchrA 1000  1060 GENE_1 900 +\n")
+    assert read_epdnew_bed(packed) == read_epdnew_bed(spaced) == read_epdnew_bed(plain) == [
+        Tss("chrA", 1049, "+", "GENE_1")]
 
 
 @pytest.mark.parametrize("line, needle", [

@@ -9,13 +9,17 @@ import numpy as np
 import pytest
 import torch
 
-from bigbird_dna.data.genome import Genome
-from bigbird_dna.data.promoter_data import EpdnewPromoterData
-from bigbird_dna.data.synthetic_promoters import ELEMENT, plant_promoters, planted_sequences
+from bigbird_dna.data.promoter.datamodule import EpdnewPromoterData
+from bigbird_dna.demo.synthetic_promoters import (
+    ELEMENT,
+    plant_promoters,
+    planted_sequences,
+)
 from bigbird_dna.errors import InputError
-from bigbird_dna.export import load_export
-from bigbird_dna.model.encoder import BigBirdEncoder
+from bigbird_dna.genome.fasta import Genome
 from bigbird_dna.model.config import EncoderConfig
+from bigbird_dna.model.encoder import BigBirdEncoder
+from bigbird_dna.model.export import load_export
 from bigbird_dna.tasks.classification import load_backbone
 from tests.conftest import LAMBDA, compose, run_cli
 from tests.promoter.conftest import PROMOTER_FAST, lambda_seq, make_export, write_fasta
@@ -70,7 +74,7 @@ def test_epdnew_items_are_strand_aware_with_derived_negatives(tmp_path):
             "holdout_fraction": 0.2, "max_n_fraction": 0.1, "batch_size": 4, "num_workers": 0,
             "negatives": {"deepromoter": 1, "mode": "substitute", "num_chunks": 20, "num_kept": 8,
                           "random_genomic": 0.0, "min_tss_distance_bp": 1000}}
-    module = EpdnewPromoterData(data, seed=0, run_dir=tmp_path / "run")
+    module = EpdnewPromoterData(seed=0, run_dir=tmp_path / "run", **data)
     train = module.datasets["train"]
     positives = [i for i, s in enumerate(train.samples) if s.label == 1.0]
     strands = set()

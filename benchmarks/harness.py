@@ -1,0 +1,118 @@
+"""What the benchmark scripts share: timing on the device the work runs on, peak memory, and the
+record of the machine (device, versions, clocks, power limit, git commit).
+
+Every decision is taken from the device of the measured tensors, never from
+``torch.cuda.is_available()``: a ``--smoke`` run on a GPU machine runs on CPU (the Triton
+interpreter) and must not call ``do_bench`` or CUDA events on it.
+"""
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def is_gpu(device) -> bool:
+    return torch.device(device).type == "cuda"
+
+
+def sync(device) -> None:
+    if is_gpu(device):
+        torch.cuda.synchronize(device)
+
+
+def bench_ms(fn, device, warmup_ms: float = 25, rep_ms: float = 100, grad_to_none=None) -> float:
+    """Median milliseconds of ``fn()``.
+
+    On CUDA: ``triton.testing.do_bench`` (L2 flushed between runs) with at least 25 warm-up and
+    100 timed runs. Elsewhere (smoke runs): one timed call, to check the script, not the speed.
+    """
+    if not is_gpu(device):
+        start = time.perf_counter()
+        fn()
+        return (time.perf_counter() - start) * 1e3
+    import triton.testing
+
+    fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    torch.cuda.synchronize()
+    estimate = start.elapsed_time(end)
+    return triton.testing.do_bench(fn, warmup=max(warmup_ms, 25 * estimate), rep=max(rep_ms, 100 * estimate),
+                                   grad_to_none=grad_to_none, return_mode="median")
+
+
+def wall_s(fn, device) -> float:
+    """Seconds of one call of ``fn``, synchronised (first calls: compilation, plan building)."""
+    sync(device)
+    start = time.perf_counter()
+    fn()
+    sync(device)
+    return time.perf_counter() - start
+
+
+def peak_mib(fn, device) -> float | None:
+    """Peak CUDA memory of one call of ``fn`` above what was allocated before it (None off CUDA)."""
+    if not is_gpu(device):
+        fn()
+        return None
+    sync(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    base = torch.cuda.memory_allocated(device)
+    fn()
+    sync(device)
+    return (torch.cuda.max_memory_allocated(device) - base) / 2**20
+
+
+def relative_error(a: torch.Tensor, b: torch.Tensor) -> float:
+    """``|a - b| / |b|`` in the Frobenius norm, in fp32."""
+    return ((a.float() - b.float()).norm() / b.float().norm().clamp_min(1e-12)).item()
+
+
+def _run(cmd: list[str], limit: int = 12000) -> str:
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=REPO)
+        return (result.stdout or result.stderr)[:limit].strip()
+    except (OSError, subprocess.SubprocessError) as err:
+        return f"unavailable: {err}"
+
+
+def versions() -> dict:
+    """Installed versions of the packages a result depends on (None when not installed)."""
+    found = {"python": platform.python_version()}
+    for name in ("torch", "triton", "numpy", "transformers", "lightning", "hydra-core", "omegaconf"):
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = None
+    found["cuda"] = torch.version.cuda
+    return found
+
+
+def environment(device) -> dict:
+    """Date, host, git commit, versions and, on CUDA, the GPU with its clocks and power limit."""
+    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "host": platform.node(), "commit": _run(["git", "rev-parse", "HEAD"]),
+           "versions": versions(), "interpreter": os.environ.get("TRITON_INTERPRET") == "1",
+           "device_type": torch.device(device).type}
+    if is_gpu(device):
+        props = torch.cuda.get_device_properties(device)
+        env.update(device=props.name, sm_count=props.multi_processor_count,
+                   memory_gib=round(props.total_memory / 2**30, 1),
+                   sdpa_cudnn_enabled=torch.backends.cuda.cudnn_sdp_enabled(),
+                   nvidia_smi_gpu=_run(["nvidia-smi", "--format=csv", "--query-gpu=name,power.limit,power.draw,"
+                                        "clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu"]),
+                   nvidia_smi_q=_run(["nvidia-smi", "-q", "-d", "CLOCK,POWER,PERFORMANCE"]))
+    else:
+        env["device"] = f"cpu ({platform.processor() or platform.machine()})"
+    return env

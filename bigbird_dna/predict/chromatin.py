@@ -1,0 +1,167 @@
+"""Chromatin predictor of ``python -m bigbird_dna.predict``: the ``num_labels`` (919) profiles of
+windows of FASTA files, or of windows centred on the intervals of a BED file.
+
+Input:
+
+- FASTA files (no ``--bed``): sliding windows of ``--window`` bp (default: the training window,
+  ``task.predict_window_bp``) every ``--stride`` bp, as :mod:`bigbird_dna.predict.driver` cuts them;
+- ``--bed INTERVALS`` with one genome FASTA: one window of ``--window`` bp centred on each interval
+  (as in training, :func:`~bigbird_dna.data.chromatin.intervals.centred_window`), padded with N
+  past a contig end. Each row reports the interval itself.
+
+Both strands are scored and averaged by default (strand ``.``; DeepSEA's convention), or reported
+one row per strand (``--combine per-strand``). Coordinates are 0-based, half-open.
+
+Output (``--format``):
+
+- ``PREFIX.tsv``: a ``# bigbird_dna predict key=value ...`` settings line, then the header
+  ``record start end strand n_fraction <label names...>``, one probability column per label;
+- ``PREFIX.h5``: datasets ``record`` (str), ``start``, ``end`` (int64), ``strand`` (str),
+  ``n_fraction`` (float32), ``profiles [N, num_labels]`` (float32, chunked), ``label_names``, and
+  the model and window settings as attributes. Rows are appended in blocks, never held all at once.
+
+Both are written under temporary names and renamed at the end: a failed run leaves no file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Iterator
+
+import h5py
+import numpy as np
+import torch
+
+from bigbird_dna.data.chromatin.intervals import centred_window, check_intervals, fetch_padded
+from bigbird_dna.errors import InputError
+from bigbird_dna.genome.bed import read_bed
+from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
+from bigbird_dna.model.export import Export
+from bigbird_dna.predict.checks import settings, settings_comment
+from bigbird_dna.predict.driver import Scan, ScanProgress, ScanWindow, iter_windows
+from bigbird_dna.runtime.atomic import atomic_paths
+from bigbird_dna.tasks.chromatin_report import read_label_names
+
+ROW_FIELDS = ("record", "start", "end", "strand", "n_fraction")
+FLAGS = ("bed", "format")  # the task-specific flags this predictor uses
+_BLOCK = 1024
+
+
+def bed_windows(bed: str, fasta: str, window: int, strands: tuple[str, ...]) -> tuple[list, Iterator[ScanWindow]]:
+    """The intervals of ``bed`` and, lazily, their centred windows on each strand (in BED order)."""
+    bins = read_bed(bed)
+    genome = Genome(prepare_genome(fasta))
+    try:
+        check_intervals(bins, genome.record_lengths, window, pad_ends=True, source=bed)
+    except InputError:
+        genome.close()
+        raise
+
+    def windows() -> Iterator[ScanWindow]:
+        with genome:
+            for record, start, end in bins:
+                w_start, w_end = centred_window(start, end, window)
+                forward = fetch_padded(genome, record, w_start, w_end)
+                n_fraction = ambiguous_fraction(forward)
+                for strand in strands:
+                    seq = reverse_complement(forward) if strand == "-" else forward
+                    yield ScanWindow(record, w_start, w_end, strand, seq, n_fraction)
+
+    return bins, windows()
+
+
+class ProfileWriter:
+    """Rows of ``(record, start, end, strand, n_fraction, profile [C])`` to a TSV or an HDF5 file."""
+
+    def __init__(self, path: Path, fmt: str, label_names: list[str], attrs: dict):
+        self.fmt, self.count = fmt, 0
+        self._rows: list[tuple] = []
+        if fmt == "tsv":
+            self._out = open(path, "w")
+            self._out.write(settings_comment(attrs) + "\t".join((*ROW_FIELDS, *label_names)) + "\n")
+            return
+        self._out = h5py.File(path, "w")
+        text = h5py.string_dtype()
+        for name, dtype in zip(ROW_FIELDS, (text, np.int64, np.int64, text, np.float32)):
+            self._out.create_dataset(name, shape=(0,), maxshape=(None,), dtype=dtype, chunks=(_BLOCK,))
+        self._out.create_dataset("profiles", shape=(0, len(label_names)), maxshape=(None, len(label_names)),
+                                 dtype=np.float32, chunks=(min(_BLOCK, 256), len(label_names)), compression="gzip")
+        self._out.create_dataset("label_names", data=np.array(label_names, dtype=object), dtype=text)
+        self._out.attrs.update(attrs)
+
+    def add(self, record: str, start: int, end: int, strand: str, n_fraction: float, profile: torch.Tensor) -> None:
+        self._rows.append((record, start, end, strand, n_fraction, profile.numpy()))
+        if len(self._rows) >= _BLOCK:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._rows:
+            return
+        if self.fmt == "tsv":
+            for *fields, profile in self._rows:
+                scores = "\t".join(f"{p:.5f}" for p in profile.tolist())
+                self._out.write(f"{fields[0]}\t{fields[1]}\t{fields[2]}\t{fields[3]}\t{fields[4]:.4f}\t{scores}\n")
+        else:
+            columns = list(zip(*self._rows))
+            total = self.count + len(self._rows)
+            for name, values in zip((*ROW_FIELDS, "profiles"), columns):
+                dataset = self._out[name]
+                dataset.resize(total, axis=0)
+                dataset[self.count:total] = np.stack(values) if name == "profiles" else np.asarray(values)
+        self.count += len(self._rows)
+        self._rows = []
+
+    def close(self) -> None:
+        self.flush()
+        self._out.close()
+
+
+def _label_names(export: Export, num_labels: int) -> list[str]:
+    """The label names saved in the export; exports from before they were saved kept the path of
+    the training run's ``task.label_names`` file (used if still there); else ``label_<j>``."""
+    names = export.task_config.get("label_names")
+    if isinstance(names, list) and len(names) == num_labels:
+        return [str(name) for name in names]
+    if isinstance(names, str) and Path(names).is_file():
+        return read_label_names(names, num_labels)
+    return [f"label_{j}" for j in range(num_labels)]
+
+
+def predict(export: Export, args: argparse.Namespace) -> list[Path]:
+    """Score ``args.fasta`` (or ``args.bed`` on the genome ``args.fasta``) with a chromatin model."""
+    bed, fmt = getattr(args, "bed", None), getattr(args, "format", "tsv")
+    if bed and len(args.fasta) != 1:
+        raise InputError(f"--bed scores intervals on one genome: give exactly one FASTA, not {len(args.fasta)}.")
+    if bed and args.stride is not None:
+        raise InputError("--stride does not apply with --bed: each interval gets one window centred on it. "
+                         "Remove --stride (or --bed, to slide windows over the FASTA).")
+    scan = Scan.from_args(export, args)
+    num_labels = scan.model.hparams.num_labels
+    stride = None if bed else args.stride or scan.window
+    if bed:
+        bins, windows = bed_windows(bed, args.fasta[0], scan.window, scan.strands)
+    else:
+        scan.check_fastas(args.fasta, stride)
+        bins, windows = None, iter_windows(args.fasta, scan.window, stride, scan.strands)
+    path = Path(f"{args.out_prefix}.{'tsv' if fmt == 'tsv' else 'h5'}")
+    attrs = settings(args, export, scan.window, stride, bed=bed, format=fmt)
+    started, progress = time.monotonic(), ScanProgress(enabled=not args.no_progress and not bed)
+    try:
+        with atomic_paths([path]) as (tmp,):
+            writer = ProfileWriter(tmp, fmt, _label_names(export, num_labels), attrs)
+            try:
+                for location, w, strand, scores in scan.rows(windows, args.batch_size):
+                    progress.advance(w)
+                    # a BED row reports its interval; its windows come len(strands) per interval, in order
+                    record, start, end = bins[location] if bins else (w.record, w.start, w.end)
+                    writer.add(record, start, end, strand, w.n_fraction, scores)
+            finally:
+                writer.close()
+    finally:
+        progress.close()
+    seconds = time.monotonic() - started
+    print(f"wrote {writer.count:,} profiles of {num_labels} labels ({seconds:.1f} s on {scan.device})", flush=True)
+    return [path]

@@ -1,0 +1,187 @@
+"""``python -m bigbird_dna.predict``: score FASTA files with an exported model.
+
+Examples::
+
+    # promoter probability of 8 kbp windows, both strands averaged, on a gzip genome
+    python -m bigbird_dna.predict --model outputs/promoter/runs/X/export genome.fa.gz --out-prefix genome_promoters
+    # overlapping windows, strands reported separately, promoters above 0.9 in the BED
+    python -m bigbird_dna.predict --model EXPORT a.fa b.fa.gz --window 1000 --stride 250 \\
+        --combine per-strand --threshold 0.9 --out-prefix scan
+
+The export's task picks the predictor: the ``predict`` function of ``bigbird_dna.predict.<task>``
+(a new task adds its module there, nothing else). Each writes its own files under
+``--out-prefix`` (promoter: ``PREFIX.tsv`` and ``PREFIX.bed``). Coordinates are 0-based, half-open.
+Outputs are written under temporary names and renamed at the end, so a failed run (an unreadable
+FASTA, an empty record, a model of the wrong task, a full disk...) leaves no partial file; user
+errors print one ``error: ...`` line and exit with status 2; SIGINT/SIGTERM remove the temporary
+files and exit with 130/143. Every output records the settings it was made with (a ``#`` line in a
+TSV, a ``track`` line in a BED, attributes in HDF5).
+
+Before anything is scored, predict refuses: a flag that does not apply to the model's task, the same
+FASTA twice, a record name that appears twice, and a window that needs more tokens than the model
+has (naming that record and window, 0-based half-open; windows are never truncated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import signal
+import sys
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+
+from bigbird_dna import __version__
+from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
+from bigbird_dna.model.export import load_export
+from bigbird_dna.predict.checks import check_output_folder, check_task_flags
+from bigbird_dna.predict.driver import COMBINE_CHOICES, STRAND_CHOICES
+from bigbird_dna.runtime.checkpoint_io import disk_full_cause
+
+# Modules of this package that are not a task's predictor.
+NOT_PREDICTORS = {"cli", "driver", "checks"}
+# Flags whose default is None so that "given" can be told from "default": the defaults.
+DEFAULTS = {"strands": "both", "combine": "mean", "threshold": 0.5, "format": "tsv"}
+
+
+def predicting_tasks() -> list[str]:
+    """Tasks with a predictor: the modules of ``bigbird_dna/predict/`` that define ``predict``."""
+    folder = Path(__file__).parent
+    return sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_") and p.stem not in NOT_PREDICTORS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    text = plain_help(__doc__)
+    parser = argparse.ArgumentParser(prog="bigbird-dna-predict", description=text.split("\n\n")[0],
+                                     epilog=text.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("fasta", nargs="+", help="FASTA files to scan (plain or gzip), one or more")
+    parser.add_argument("--model", required=True, help="export folder of a trained model (<run dir>/export)")
+    parser.add_argument("--out-prefix", required=True, help="output path prefix, e.g. results/scan")
+    parser.add_argument("--window", type=int, default=None,
+                        help="window in bp (default: the model's task.predict_window_bp)")
+    parser.add_argument("--stride", type=int, default=None,
+                        help="step between window starts in bp (default: --window; not with --bed)")
+    parser.add_argument("--strands", choices=sorted(STRAND_CHOICES), default=None,
+                        help="strands to score (default both)")
+    parser.add_argument("--combine", choices=COMBINE_CHOICES, default=None,
+                        help="with both strands: their mean or maximum (one row, strand '.') or one row per "
+                             "strand (default mean)")
+    parser.add_argument("--threshold", type=float, default=None,
+                        help="promoter: the BED keeps windows scoring >= this (default 0.5)")
+    parser.add_argument("--bed", default=None,
+                        help="chromatin: score a window centred on each interval of this BED; the FASTA is the genome")
+    parser.add_argument("--format", choices=("tsv", "hdf5"), default=None,
+                        help="chromatin: profiles as PREFIX.tsv or PREFIX.h5 (default tsv)")
+    parser.add_argument("--batch-size", type=int, default=16, help="windows per forward pass (default 16)")
+    parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:N (default auto)")
+    parser.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
+                        help="auto = bf16 autocast on GPU, fp32 on CPU")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    return parser
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse bad settings and unreadable inputs before any model is loaded."""
+    for name in ("window", "stride", "batch_size"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
+    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
+        raise InputError(f"--threshold must lie in [0, 1], got {args.threshold}.")
+    for path in args.fasta:
+        if Path(path).is_dir():
+            raise InputError(f"{path} is a directory, not a FASTA file; give the FASTA files inside it.")
+        if not Path(path).is_file():
+            raise InputError(f"FASTA not found: {path}.")
+        if not os.access(path, os.R_OK):
+            raise InputError(f"FASTA not readable: {path}; check its permissions.")
+
+
+def predictor_for(task: str):
+    """The module ``bigbird_dna.predict.<task>``: ``predict(export, args) -> written paths`` and
+    ``FLAGS``, the task-specific flags it uses."""
+    if task not in predicting_tasks():
+        raise InputError(f"the model is a '{task}' model, which predict cannot use; it needs one of "
+                         f"{predicting_tasks()} (fine-tune one with python -m bigbird_dna.train task=NAME).")
+    return importlib.import_module(f"bigbird_dna.predict.{task}")
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM during a scan: unwinds like Ctrl-C, so every temporary file is removed."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupt(signum, frame) -> None:
+    for other in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the clean-up short
+        signal.signal(other, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+@contextmanager
+def _signals_unwind():
+    """SIGINT and SIGTERM raise :class:`Interrupted` in the main thread while this is open."""
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)} if in_main else {}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _is_output_error(err: OSError, prefix: str) -> bool:
+    """A full disk (h5py says so only in its message), or an error on a file in the output folder."""
+    if disk_full_cause(err) is not None or "No space left" in str(err):
+        return True
+    name = getattr(err, "filename", None)
+    return bool(name) and Path(name).resolve().parent == Path(prefix).resolve().parent
+
+
+def _predict(predictor, export, args: argparse.Namespace) -> list[Path]:
+    try:
+        return predictor.predict(export, args)
+    except OSError as err:
+        if not _is_output_error(err, args.out_prefix):
+            raise
+        full = disk_full_cause(err)
+        raise InputError(f"cannot write {args.out_prefix}.*: {(full or err).strerror or err}; nothing was written "
+                         "(temporary files removed). Free space or choose another --out-prefix.") from err
+
+
+@exit_on_input_error
+def main(argv: list[str] | None = None) -> list[Path]:
+    # The opposite of train.py on purpose: there every DataLoader worker tokenizes its own batches,
+    # so a Rust thread pool per worker only oversubscribes the cores (and forking after use warns).
+    # predict starts no worker process: one background thread tokenizes whole batches, and the
+    # tokenizer's own threads are the only parallelism it gets. setdefault: a user's setting wins.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
+    args = build_parser().parse_args(argv)
+    try:
+        with _signals_unwind():
+            check_args(args)
+            check_output_folder(args.out_prefix)
+            export = load_export(args.model)
+            predictor = predictor_for(export.task)
+            check_task_flags(args, export.task, predictor.FLAGS)
+            for name, default in DEFAULTS.items():
+                setattr(args, name, default if getattr(args, name) is None else getattr(args, name))
+            written = _predict(predictor, export, args)
+    except Interrupted as stop:
+        name = signal.Signals(stop.signum).name
+        print(f"error: stopped by {name}; no output was written (temporary files removed).", file=sys.stderr)
+        sys.exit(128 + stop.signum)
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr)
+    return written
+
+
+def cli() -> None:
+    """Console-script entry point ``bigbird-dna-predict`` (:func:`main` returns the written paths)."""
+    main()

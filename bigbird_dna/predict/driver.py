@@ -1,0 +1,285 @@
+"""Scanning FASTA files with a sequence model: sliding windows, both strands, batched scoring.
+
+This is the task-independent half of ``python -m bigbird_dna.predict``; a task's predictor (e.g.
+:mod:`bigbird_dna.predict.promoter`) turns the scores into its own output files.
+
+**Windows.** Coordinates are 0-based and half-open, always on the forward strand. In a record of
+``L`` bases, windows of ``window`` bases start at ``0, stride, 2*stride, ...`` while they fit. If
+they leave a tail uncovered, one more window is aligned to the record's end, ``[L - window, L)``, so
+every base is scored with a full-length window. A record shorter than ``window`` is one window,
+``[0, L)``, as long as the record. The ``-`` strand of a window is the reverse complement of the
+same bases, and is yielded right after its ``+`` strand.
+
+**Strands.** With both strands and ``--combine mean`` (or ``max``) the two scores of a window become
+one row, their mean (or maximum), with strand ``.`` (:func:`combine_strands`); with
+``--combine per-strand`` or one strand each strand is its own row.
+
+**Streaming.** Records are read one at a time (:func:`~bigbird_dna.genome.fasta_stream.iter_fasta`),
+windows are tokenized in a background thread while the model scores the previous batch, and scores
+come back in window order, so memory holds one record plus a few batches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+
+import torch
+
+from bigbird_dna.data.labelled import encode_with_specials
+from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta_stream import iter_fasta
+from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
+from bigbird_dna.model.export import Export
+from bigbird_dna.tokenizer import DNATokenizer
+
+if TYPE_CHECKING:
+    from bigbird_dna.tasks.classification import SequenceClassificationTask
+
+STRAND_CHOICES = {"both": ("+", "-"), "+": ("+",), "-": ("-",)}
+COMBINE_CHOICES = ("mean", "max", "per-strand")
+
+
+@dataclass(frozen=True)
+class ScanWindow:
+    """Bases ``[start, end)`` of ``record`` (0-based, half-open, forward strand), read on ``strand``.
+
+    ``seq`` is in the window's own orientation; ``n_fraction`` is the fraction of N/IUPAC codes.
+    """
+
+    record: str
+    start: int
+    end: int
+    strand: str
+    seq: str
+    n_fraction: float
+
+
+def window_starts(length: int, window: int, stride: int) -> list[int]:
+    """Start positions of the windows over a record of ``length`` bases (see the module docstring)."""
+    if window < 1 or stride < 1:
+        raise InputError(f"window ({window}) and stride ({stride}) must be positive.")
+    if length <= window:
+        return [0]
+    starts = list(range(0, length - window + 1, stride))
+    if starts[-1] + window < length:
+        starts.append(length - window)
+    return starts
+
+
+def iter_windows(fastas: Sequence[str | os.PathLike], window: int, stride: int,
+                 strands: Sequence[str] = ("+", "-")) -> Iterator[ScanWindow]:
+    """Every window of every record of ``fastas`` (plain or gzip), streamed, on the given strands."""
+    for path in fastas:
+        for record, seq in iter_fasta(path):
+            for start in window_starts(len(seq), window, stride):
+                forward = seq[start:start + window]
+                n_fraction = ambiguous_fraction(forward)
+                end = start + len(forward)
+                for strand in strands:
+                    oriented = reverse_complement(forward) if strand == "-" else forward
+                    yield ScanWindow(record, start, end, strand, oriented, n_fraction)
+
+
+def long_window_message(record: str, start: int, end: int, strand: str, tokens: int, max_tokens: int) -> str:
+    """The error of a window that needs more than the model's ``max_tokens`` (0-based, half-open)."""
+    return (f"window {record}:{start}-{end} ({strand} strand, {end - start} bp) needs {tokens} tokens with [CLS] "
+            f"and [SEP], more than the model's {max_tokens}; lower --window (nothing was scored).")
+
+
+def _prefetch(items: Iterator, depth: int) -> Iterator:
+    """Run ``items`` in a background thread, ``depth`` ahead; its exceptions re-raise here."""
+    slots: queue.Queue = queue.Queue(maxsize=depth)
+    done, stop = object(), threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if stop.is_set():
+                    return
+                slots.put(item)
+            slots.put(done)
+        except BaseException as err:  # handed to the consumer
+            slots.put(err)
+
+    thread = threading.Thread(target=produce, daemon=True)
+    thread.start()
+    try:
+        while (item := slots.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+
+
+def _with_end(items: Iterator) -> Iterator:
+    yield from items
+    yield None
+
+
+def _batches(windows: Iterator[ScanWindow], tokenizer: DNATokenizer, batch_size: int,
+             max_tokens: int) -> Iterator[tuple[list[ScanWindow], torch.Tensor, torch.Tensor]]:
+    batch: list[ScanWindow] = []
+    for window in _with_end(windows):  # a final None flushes the last, partial batch
+        if window is not None:
+            batch.append(window)
+        if batch and (window is None or len(batch) == batch_size):
+            ids, mask, truncated = encode_with_specials(tokenizer, [w.seq for w in batch], max_tokens)
+            if truncated:  # check_fastas catches these up front; BED windows are checked here
+                w = batch[truncated[0]]
+                tokens = len(tokenizer.encode(w.seq)) + 2
+                raise InputError(long_window_message(w.record, w.start, w.end, w.strand, tokens, max_tokens))
+            yield batch, ids, mask
+            batch = []
+
+
+def score_windows(model: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], tokenizer: DNATokenizer,
+                  windows: Iterable[ScanWindow], batch_size: int, max_tokens: int, device: torch.device,
+                  precision: str = "fp32") -> Iterator[tuple[ScanWindow, torch.Tensor]]:
+    """Score windows in batches; yields ``(window, scores [num_outputs])`` in input order.
+
+    Args:
+        model: ``(input_ids [B, T], attention_mask [B, T]) -> [B, num_outputs]``, e.g.
+            ``SequenceClassificationTask.predict_proba``; called under ``torch.inference_mode``.
+        tokenizer: the model's tokenizer (``[CLS] seq [SEP]``, as in training).
+        windows: e.g. :func:`iter_windows`.
+        batch_size: windows per forward pass.
+        max_tokens: the model's context; a window that needs more is an :class:`InputError`.
+        device: where the model lives.
+        precision: ``"bf16"`` (autocast, CUDA) or ``"fp32"``.
+    """
+    batches = _prefetch(_batches(iter(windows), tokenizer, batch_size, max_tokens), depth=4)
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+    for batch, ids, mask in batches:
+        with torch.inference_mode(), autocast:
+            scores = model(ids.to(device, non_blocking=True), mask.to(device, non_blocking=True))
+        scores = scores.float().cpu()
+        yield from zip(batch, scores)
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` = CUDA when there is a GPU, else CPU; or any torch device string."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        device = torch.device(name)
+    except RuntimeError as err:
+        raise InputError(f"unknown device {name!r}: {err}. Use auto, cpu, cuda or cuda:N.") from err
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise InputError(f"--device {name}: no CUDA GPU is visible. Use --device cpu (or auto).")
+    return device
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """``auto`` = ``bf16`` autocast on a GPU, ``fp32`` on CPU; ``fp32``/``bf16`` as given."""
+    if precision != "auto":
+        return precision
+    return "bf16" if device.type == "cuda" else "fp32"
+
+
+def combine_strands(scored: Iterable[tuple[ScanWindow, torch.Tensor]], strands: Sequence[str],
+                    combine: str) -> Iterator[tuple[int, ScanWindow, str, torch.Tensor]]:
+    """Output rows of scored windows: ``(location, window, strand, scores)``.
+
+    Each scanned location yields ``len(strands)`` windows back to back (``+`` before ``-``), as
+    :func:`iter_windows` cuts them; ``location`` counts the locations from 0. With ``combine`` =
+    ``"mean"`` or ``"max"`` and both strands a location is one row, the mean or the elementwise
+    maximum of its two scores (in their dtype), with strand ``.``; otherwise (``"per-strand"``, or
+    one strand) every window is a row on its own strand.
+    """
+    if combine not in COMBINE_CHOICES:
+        raise InputError(f"unknown strand combination {combine!r}; use one of {COMBINE_CHOICES}.")
+    average = combine != "per-strand" and len(strands) == 2
+    pending = None
+    for k, (window, scores) in enumerate(scored):
+        if not average:
+            yield k // len(strands), window, window.strand, scores
+        elif window.strand == "+":
+            pending = scores
+        else:
+            yield k // 2, window, ".", (pending + scores) / 2 if combine == "mean" else torch.maximum(pending, scores)
+
+
+@dataclass
+class Scan:
+    """What every predictor resolves the same way from an export and the CLI arguments."""
+
+    export: Export
+    model: SequenceClassificationTask
+    window: int
+    strands: tuple[str, ...]
+    combine: str
+    device: torch.device
+    precision: str
+
+    @classmethod
+    def from_args(cls, export: Export, args: argparse.Namespace) -> "Scan":
+        """Window (``--window`` or the export's ``predict_window_bp``), strands, device, precision,
+        and the export's classifier on that device."""
+        window = args.window or export.task_config.get("predict_window_bp")
+        if not window:
+            raise InputError(f"{export.path} does not record a prediction window; pass --window BP.")
+        from bigbird_dna.tasks.classification import classifier_from_export  # Lightning: only when scanning
+
+        device = resolve_device(args.device)
+        model = classifier_from_export(export).to(device)
+        return cls(export, model, window, STRAND_CHOICES[args.strands], args.combine, device,
+                   resolve_precision(args.precision, device))
+
+    def rows(self, windows: Iterable[ScanWindow], batch_size: int,
+             dtype: torch.dtype = torch.float32) -> Iterator[tuple[int, ScanWindow, str, torch.Tensor]]:
+        """Score ``windows`` and combine their strands: :func:`combine_strands` rows, with scores
+        of ``dtype``."""
+        scored = score_windows(self.model.predict_proba, self.export.tokenizer, windows, batch_size,
+                               self.model.config.max_positions, self.device, self.precision)
+        return combine_strands(((w, scores.to(dtype)) for w, scores in scored), self.strands, self.combine)
+
+    def check_fastas(self, fastas: Sequence[str | os.PathLike], stride: int) -> None:
+        """Before any scoring: no file or record name twice, no window longer than the model's context."""
+        from bigbird_dna.predict.checks import check_fastas
+
+        check_fastas(fastas, self.window, stride, self.strands, self.export.tokenizer, self.model.config.max_positions)
+
+
+class ScanProgress:
+    """Bases scanned: a tqdm bar on a terminal, else one plain line per record (log-file friendly)."""
+
+    def __init__(self, enabled: bool = True):
+        self.interactive = enabled and sys.stderr.isatty()
+        self.enabled = enabled
+        self._bar = None
+        self._record: tuple[str, int] | None = None
+        self._started = time.monotonic()
+        self.bases = 0
+        if self.interactive:
+            from tqdm import tqdm
+            self._bar = tqdm(unit="bp", unit_scale=True, desc="scanning", dynamic_ncols=True)
+
+    def advance(self, window: ScanWindow) -> None:
+        """Count a window's new bases (once per location, whatever the number of strands)."""
+        record, reached = self._record if self._record and self._record[0] == window.record else (None, 0)
+        if record is None and self._record is not None:
+            self._line(self._record[0])
+        new = max(0, window.end - max(reached, window.start))
+        self._record = (window.record, max(reached, window.end))
+        self.bases += new
+        if self._bar is not None:
+            self._bar.update(new)
+
+    def _line(self, record: str) -> None:
+        if self.enabled and not self.interactive:
+            rate = self.bases / max(time.monotonic() - self._started, 1e-9)
+            print(f"scanned {record}: {self.bases:,} bp so far, {rate / 1e3:,.1f} kbp/s", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._record is not None:
+            self._line(self._record[0])
+        if self._bar is not None:
+            self._bar.close()

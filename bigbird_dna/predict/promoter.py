@@ -1,0 +1,68 @@
+"""Promoter predictor of ``python -m bigbird_dna.predict``: windows scored, written as TSV and BED.
+
+``PREFIX.tsv``: one ``# bigbird_dna predict key=value ...`` line with the settings, a header row,
+then ``record start end strand score n_fraction``, one row per window (and per strand with
+``--combine per-strand``); ``score`` is the promoter probability, ``strand`` is ``.`` when both
+strands are combined (mean or maximum), and ``n_fraction`` the share of N/IUPAC codes in the window.
+
+``PREFIX.bed`` (BED6): a ``track`` line with the same settings, then the windows with
+``score >= --threshold``, named ``promoter``, with the probability times 1000 (rounded) as the BED
+score. Both use 0-based, half-open coordinates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import torch
+
+from bigbird_dna.errors import InputError
+from bigbird_dna.model.export import Export
+from bigbird_dna.predict.checks import settings, settings_comment
+from bigbird_dna.predict.driver import Scan, ScanProgress, iter_windows
+from bigbird_dna.runtime.atomic import atomic_paths
+
+TSV_HEADER = "record\tstart\tend\tstrand\tscore\tn_fraction\n"
+FLAGS = ("threshold",)  # the task-specific flags this predictor uses
+
+
+def track_line(name: str, values: dict[str, str]) -> str:
+    """A BED ``track`` line carrying predict's settings (quotes are not allowed inside values)."""
+    description = " ".join(f"{k}={v}" for k, v in values.items()).replace('"', "'")
+    return f'track name="{name}" description="bigbird_dna predict {description}" useScore=1\n'
+
+
+def predict(export: Export, args: argparse.Namespace) -> list[Path]:
+    """Scan ``args.fasta`` with the promoter model of ``export``; returns the two written paths."""
+    scan = Scan.from_args(export, args)
+    if scan.model.hparams.num_labels != 1:
+        raise InputError(f"{export.path} has {scan.model.hparams.num_labels} outputs; a promoter model has one.")
+    stride = args.stride or scan.window
+    scan.check_fastas(args.fasta, stride)
+    prefix = Path(args.out_prefix)
+    paths = [Path(f"{prefix}.tsv"), Path(f"{prefix}.bed")]
+    values = settings(args, export, scan.window, stride, threshold=args.threshold)
+    started, rows, hits = time.monotonic(), 0, 0
+    progress = ScanProgress(enabled=not args.no_progress)
+    try:
+        with atomic_paths(paths) as (tsv_path, bed_path), open(tsv_path, "w") as tsv, open(bed_path, "w") as bed:
+            tsv.write(settings_comment(values) + TSV_HEADER)
+            bed.write(track_line(prefix.name, values))
+            windows = iter_windows(args.fasta, scan.window, stride, scan.strands)
+            # float64: the mean of two float32 probabilities is exact, as this TSV has always written it
+            for _, w, strand, scores in scan.rows(windows, args.batch_size, dtype=torch.float64):
+                progress.advance(w)
+                score = float(scores[0])
+                tsv.write(f"{w.record}\t{w.start}\t{w.end}\t{strand}\t{score:.6f}\t{w.n_fraction:.4f}\n")
+                rows += 1
+                if score >= args.threshold:
+                    bed.write(f"{w.record}\t{w.start}\t{w.end}\tpromoter\t{round(score * 1000)}\t{strand}\n")
+                    hits += 1
+    finally:
+        progress.close()
+    seconds = time.monotonic() - started
+    print(f"scored {rows:,} windows ({progress.bases:,} bp, {progress.bases / max(seconds, 1e-9) / 1e6:.3f} Mbp/s "
+          f"on {scan.device}); {hits:,} at or above {args.threshold}", flush=True)
+    return paths

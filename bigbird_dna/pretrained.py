@@ -1,0 +1,226 @@
+"""``BigBirdDNA``: load a trained model in one line, embed sequences, score them, save it.
+
+    from bigbird_dna import BigBirdDNA
+    model = BigBirdDNA.from_pretrained("outputs/mlm/runs/X/export")   # any task's export
+    vectors = model.embed(["ACGT...", ...], pool="mean")              # float32 [N, hidden], CPU
+    probs = model.predict(["ACGT...", ...])                           # promoter [N], chromatin [N, labels]
+    model.save_pretrained("my_model")                                 # model.safetensors + config + tokenizer
+
+Sequences are DNA strings of any case with N and IUPAC codes; each is read as ``[CLS] tokens [SEP]``
+exactly as in training (:func:`~bigbird_dna.data.labelled.encode_with_specials`). Batching and
+padding are internal. A sequence longer than the model's context is refused, not cut.
+
+**Batch-mates.** A batch is padded to its longest row, and a block-sparse layout depends on the
+number of blocks, so once sequences are long enough for sparse attention (BigBird-ITC: 12 blocks),
+a short sequence's numbers move slightly with the length of the longest one in its batch. For
+numbers that do not depend on the batching, give windows of one length (as ``predict`` and the
+CLIs do) or ``batch_size=1``.
+
+``from_pretrained`` reads both layouts: ``model.safetensors`` (``save_pretrained``) and the
+``model.pt`` a training run writes to ``export/`` (``torch.load(weights_only=True)``); neither
+unpickles code, and nothing is downloaded. Saving is a few lines over
+:func:`~bigbird_dna.model.export.write_export` rather than ``huggingface_hub``'s
+``PyTorchModelHubMixin``: the mixin would save only ``nn.Module`` parameters and a config of
+constructor arguments, not the task, tokenizer and pinned attention layouts an export carries.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Iterable, Iterator, Literal, Sequence
+
+import torch
+
+from bigbird_dna.data.labelled import encode_with_specials
+from bigbird_dna.errors import InputError
+from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
+from bigbird_dna.model.config import EncoderConfig
+from bigbird_dna.model.export import Export, load_export, write_export
+from bigbird_dna.predict.driver import (
+    STRAND_CHOICES,
+    ScanWindow,
+    combine_strands,
+    resolve_device,
+    resolve_precision,
+    score_windows,
+)
+from bigbird_dna.tokenizer import DNATokenizer
+
+Pool = Literal["mean", "cls"] | None
+# Lists at least this long get a progress bar when ``progress=None``.
+PROGRESS_FROM = 256
+
+
+def _module_from_export(export: Export) -> torch.nn.Module:
+    """The export's task module (eval mode): a classifier when it has a head, else the MLM model."""
+    if "head.out.weight" in export.state_dict:
+        from bigbird_dna.tasks.classification import classifier_from_export
+
+        return classifier_from_export(export)
+    if export.task != "mlm":
+        raise InputError(f"{export.path} holds a '{export.task}' model with neither a classification head "
+                         "nor an MLM head; export a classifier or an MLM model.")
+    from bigbird_dna.tasks.mlm import MLMTask
+
+    module = MLMTask(export.model_config, optim={}, tokenizer_sha256=export.tokenizer.sha256)
+    module.load_state_dict(export.state_dict)
+    return module.eval()
+
+
+class BigBirdDNA:
+    """A trained BigBird DNA model of any task, ready for inference.
+
+    Attributes:
+        task: the export's task (``"mlm"``, ``"promoter"``, ``"chromatin"``...).
+        config: the encoder's :class:`~bigbird_dna.model.config.EncoderConfig`.
+        tokenizer: the :class:`~bigbird_dna.tokenizer.DNATokenizer` the model was trained with.
+        module: the task's ``LightningModule`` in eval mode (``module.encoder`` is the encoder).
+        device: where it runs; ``precision``: ``"bf16"`` (autocast, GPU) or ``"fp32"``.
+    """
+
+    def __init__(self, export: Export, device: str = "auto", precision: str = "auto"):
+        self.export = export
+        self.task: str = export.task
+        self.config = EncoderConfig.from_dict(export.model_config)
+        self.tokenizer: DNATokenizer = export.tokenizer
+        self.device = resolve_device(device)
+        self.precision = resolve_precision(precision, self.device)
+        self.module = _module_from_export(export).to(self.device)
+
+    @classmethod
+    def from_pretrained(cls, path: str | os.PathLike, device: str = "auto", precision: str = "auto") -> "BigBirdDNA":
+        """Load a folder written by :meth:`save_pretrained` or a training run's ``export/``.
+
+        Args:
+            path: the folder (``config.json``, ``tokenizer.json``, ``model.safetensors`` or ``model.pt``).
+            device: ``"auto"`` (CUDA if there is a GPU), ``"cpu"``, ``"cuda"``, ``"cuda:N"``.
+            precision: ``"auto"`` (bf16 autocast on GPU, fp32 on CPU), ``"bf16"`` or ``"fp32"``.
+        """
+        return cls(load_export(path), device=device, precision=precision)
+
+    def save_pretrained(self, path: str | os.PathLike) -> Path:
+        """Write ``model.safetensors``, ``config.json``, ``tokenizer.json`` (HF-compatible),
+        ``tokenizer_config.json`` and ``special_tokens_map.json`` to the folder ``path``, atomically."""
+        return write_export(path, self.task, self.module.state_dict(), self.export.model_config, self.tokenizer,
+                            task_config=self.export.task_config, metadata=self.export.metadata,
+                            weights="safetensors")
+
+    @property
+    def num_labels(self) -> int:
+        """Outputs of the classification head (0 for a model without one)."""
+        head = self.export.state_dict.get("head.out.weight")
+        return 0 if head is None else head.shape[0]
+
+    def encode(self, seqs: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(input_ids [B, T], attention_mask [B, T] bool)``: ``[CLS] tokens [SEP]``, right-padded.
+
+        Raises:
+            InputError: a sequence needs more than the model's ``max_positions`` tokens.
+        """
+        ids, mask, truncated = encode_with_specials(self.tokenizer, seqs, self.config.max_positions)
+        if truncated:
+            longest = max(map(len, seqs))
+            raise InputError(f"a {longest}-bp sequence needs more than the model's {self.config.max_positions} "
+                             "tokens; cut it into shorter windows.")
+        return ids, mask
+
+    def _autocast(self):
+        if self.precision == "bf16":
+            return torch.autocast(self.device.type, dtype=torch.bfloat16)
+        return nullcontext()
+
+    def _batches(self, seqs: list[str], batch_size: int, progress: bool | None, desc: str) -> Iterator[list[str]]:
+        if batch_size < 1:
+            raise InputError(f"batch_size must be positive, got {batch_size}.")
+        from tqdm.auto import tqdm
+
+        show = len(seqs) >= PROGRESS_FROM if progress is None else progress
+        with tqdm(total=len(seqs), desc=desc, unit="seq", disable=not show) as bar:
+            for start in range(0, len(seqs), batch_size):
+                yield seqs[start:start + batch_size]
+                bar.update(min(batch_size, len(seqs) - start))
+
+    def embed(self, seqs: Iterable[str], pool: Pool = "mean", batch_size: int = 16,
+              progress: bool | None = None) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Encoder hidden states of each sequence, float32 on the CPU.
+
+        Args:
+            seqs: DNA strings (a single string counts as one sequence).
+            pool: ``"mean"``: the mean over the sequence's own tokens (``[CLS]``, ``[SEP]`` and
+                padding left out; a sequence with no token gives zeros); ``"cls"``: the ``[CLS]``
+                vector (what the classifiers read); ``None``: every position.
+            batch_size: sequences per forward pass.
+            progress: a tqdm bar; ``None`` = only for lists of at least 256 sequences.
+
+        Returns:
+            ``[N, hidden]`` when pooled; with ``pool=None`` ``(hidden [N, T, hidden], mask [N, T])``,
+            ``T`` the longest tokenized sequence with ``[CLS]`` and ``[SEP]``, ``mask`` True on real
+            tokens (``[CLS]`` at 0, ``[SEP]`` last).
+        """
+        if pool not in ("mean", "cls", None):
+            raise InputError(f"pool={pool!r}: use 'mean', 'cls' or None.")
+        seqs = [seqs] if isinstance(seqs, str) else list(seqs)
+        pooled: list[torch.Tensor] = []
+        states: list[tuple[torch.Tensor, torch.Tensor]] = []
+        for batch in self._batches(seqs, batch_size, progress, "embedding"):
+            ids, mask = self.encode(batch)
+            with torch.inference_mode(), self._autocast():
+                hidden = self.module.encoder(ids.to(self.device), mask.to(self.device))
+            hidden = hidden.float().cpu()  # [B, T, hidden]
+            if pool is None:
+                states.append((hidden, mask))
+            elif pool == "cls":
+                pooled.append(hidden[:, 0])
+            else:
+                body = mask.clone()
+                body[:, 0] = False
+                body[torch.arange(len(batch)), mask.sum(1) - 1] = False  # [SEP]
+                weights = body.unsqueeze(-1).float()
+                pooled.append((hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0))
+        if pool is not None:
+            return torch.cat(pooled) if pooled else torch.empty(0, self.config.hidden_size)
+        width = max((h.shape[1] for h, _ in states), default=0)
+        hidden = torch.zeros(len(seqs), width, self.config.hidden_size)
+        mask = torch.zeros(len(seqs), width, dtype=torch.bool)
+        row = 0
+        for h, m in states:
+            hidden[row:row + len(h), :h.shape[1]] = h
+            mask[row:row + len(m), :m.shape[1]] = m
+            row += len(h)
+        return hidden, mask
+
+    def predict(self, seqs: Iterable[str], strands: str = "both", batch_size: int = 16,
+                progress: bool | None = None) -> torch.Tensor:
+        """Classifier probabilities of each sequence, float32 on the CPU.
+
+        Scores exactly as ``python -m bigbird_dna.predict`` scores a window of the same bases: the
+        same driver, tokenization and strand averaging (in batches of ``batch_size`` windows, a
+        sequence's ``-`` strand right after its ``+`` strand).
+
+        Args:
+            seqs: DNA strings, each read on the strand given.
+            strands: ``"both"`` (mean of the sequence and its reverse complement), ``"+"`` or ``"-"``.
+            batch_size: windows (one per strand) per forward pass.
+            progress: a tqdm bar; ``None`` = only for lists of at least 256 sequences.
+
+        Returns:
+            ``[N]`` for a one-output model (promoter probability), else ``[N, num_labels]``.
+        """
+        if not self.num_labels:
+            raise InputError(f"this is a '{self.task}' model without a classification head: nothing to predict; "
+                             "use embed(), or load a fine-tuned classifier.")
+        if strands not in STRAND_CHOICES:
+            raise InputError(f"strands={strands!r}: use one of {sorted(STRAND_CHOICES)}.")
+        seqs = [seqs] if isinstance(seqs, str) else list(seqs)
+        chosen = STRAND_CHOICES[strands]
+        windows = (ScanWindow(f"seq{i}", 0, len(seq), strand, reverse_complement(seq) if strand == "-" else seq,
+                              ambiguous_fraction(seq))
+                   for batch in self._batches(seqs, batch_size, progress, "predicting")
+                   for i, seq in enumerate(batch) for strand in chosen)
+        scored = score_windows(self.module.predict_proba, self.tokenizer, windows, batch_size,
+                               self.config.max_positions, self.device, self.precision)
+        rows = [scores for _, _, _, scores in combine_strands(scored, chosen, "mean")]
+        probs = torch.stack(rows) if rows else torch.empty(0, self.num_labels)
+        return probs[:, 0] if self.num_labels == 1 else probs

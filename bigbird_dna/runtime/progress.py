@@ -1,0 +1,59 @@
+"""Progress reporting that suits both a terminal and a SLURM log file.
+
+On a terminal, Lightning's tqdm bar. Elsewhere (a batch job's log), tqdm's carriage-return updates
+flood the file (Lightning-AI/pytorch-lightning#6647), so a plain line is printed every few steps.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from lightning.pytorch.callbacks import ProgressBar, TQDMProgressBar
+
+
+class LineProgress(ProgressBar):
+    """One line per ``every`` training steps: step, loss, speed and time left."""
+
+    def __init__(self, every: int = 50):
+        super().__init__()
+        self.every = max(1, every)
+        self._enabled = True
+        self._start = 0.0
+
+    def disable(self) -> None:
+        self._enabled = False
+
+    def enable(self) -> None:
+        self._enabled = True
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        self._start = time.monotonic()
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        step = trainer.global_step
+        if not self._enabled or step % self.every:
+            return
+        elapsed = time.monotonic() - self._start
+        total = trainer.max_steps if trainer.max_steps > 0 else float("nan")
+        rate = step / elapsed if elapsed > 0 else 0.0
+        left = (total - step) / rate if rate > 0 else float("nan")
+        metrics = " ".join(f"{k}={float(v):.4g}" for k, v in self.get_metrics(trainer, pl_module).items()
+                           if k != "v_num")
+        print(f"step {step}/{total} | {rate:.2f} steps/s | {left:.0f}s left | {metrics}", flush=True)
+
+    def on_validation_end(self, trainer, pl_module) -> None:
+        if self._enabled and not trainer.sanity_checking:
+            shown = {k: f"{float(v):.4g}" for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
+            print(f"validation at step {trainer.global_step}: {shown}", flush=True)
+
+
+def progress_bar(log_every_n_steps: int = 50, interactive: bool | None = None,
+                 enabled: bool = True) -> ProgressBar | None:
+    """A tqdm bar on a terminal, otherwise :class:`LineProgress`; None when progress output is off
+    (``trainer.enable_progress_bar=false``, which Lightning refuses to combine with a bar)."""
+    if not enabled:
+        return None
+    if interactive is None:
+        interactive = sys.stderr.isatty()
+    return TQDMProgressBar() if interactive else LineProgress(every=max(log_every_n_steps, 50))

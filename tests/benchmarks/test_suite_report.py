@@ -1,0 +1,43 @@
+"""The suite's merge step reads what a step left, also when the step was cut by its timeout."""
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.gpu_suite_report import count_test_outcomes, merge, targets  # noqa: E402
+
+
+def row(method, seq, ms, **extra):
+    return {"method": method, "batch": 1, "seq": seq, "fwd_bwd_ms": ms, "fwd_tflops": 300.0, "bwd_tflops": 200.0,
+            "key_padding_mask": False, **extra}
+
+
+def test_outcomes_are_counted_from_a_log_cut_by_the_timeout(tmp_path):
+    log = tmp_path / "tests.log"
+    log.write_text("tests/a.py::test_x PASSED [ 10%]\ntests/a.py::test_y[loop] FAILED [ 20%]\n"
+                   "tests/b.py::test_z SKIPPED (needs CUDA) [ 30%]\ntests/b.py::test_w ")  # killed mid-test
+    outcomes = count_test_outcomes(log)
+    assert outcomes["tests"] == {"PASSED": 1, "FAILED": 1, "SKIPPED": 1}
+    assert outcomes["failed"] == ["tests/a.py::test_y[loop]"]
+
+
+def test_targets_compare_our_best_variant_with_each_baseline():
+    attention = {"results": [row("triton:loop", 16384, 2.0, peak_mib=100.0), row("triton:preload", 16384, 1.0,
+                                                                                  peak_mib=100.0),
+                             row("flex", 16384, 1.5), row("sdpa:flash", 16384, 20.0), row("sdpa:cudnn", 16384, 30.0),
+                             row("triton:loop", 65536, 4.0, peak_mib=410.0)]}
+    found = targets(attention, {"summary": {"ours_over_hf_at_4k": 6.0, "best_variant_at_seq": "loop"}})
+    assert found["flex_over_ours_16384"] == 1.5 and found["sdpa_over_ours_16384"] == 20.0
+    assert found["peak_memory_64k_over_16k"] == 4.1 and found["train_ours_over_hf_at_4k"] == 6.0
+    assert "hf_over_ours_16384" not in found
+
+
+def test_merge_keeps_the_steps_that_finished_and_marks_the_timed_out_one(tmp_path):
+    (tmp_path / "steps.tsv").write_text("env\t0\t3\nattention\t124\t215\n")
+    (tmp_path / "env.json").write_text(json.dumps({"device": "NVIDIA H100", "commit": "abc", "versions": {}}))
+    (tmp_path / "attention.json").write_text(json.dumps({"results": [row("triton:loop", 4096, 1.0)]}))
+    merged = json.loads(merge(tmp_path, "2026-01-01-0000", dry_run=True).read_text())
+    assert [s["timed_out"] for s in merged["steps"]] == [False, True]
+    assert merged["attention"]["results"][0]["method"] == "triton:loop" and merged["train"] is None

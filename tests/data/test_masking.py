@@ -1,0 +1,55 @@
+import torch
+
+from bigbird_dna.data.masking import IGNORE_INDEX, mask_tokens
+
+PAD, UNK, CLS, SEP, MASK = range(5)
+SPECIAL = torch.tensor([PAD, UNK, CLS, SEP, MASK])
+VOCAB = 100
+
+
+def _batch(rows=64, length=512, pad_from=400):
+    ids = torch.randint(5, VOCAB, (rows, length), generator=torch.Generator().manual_seed(0))
+    ids[:, 0] = CLS
+    ids[:, pad_from - 1] = SEP
+    ids[:, pad_from:] = PAD
+    return ids
+
+
+def test_masks_fifteen_percent_split_80_10_10():
+    ids = _batch()
+    inputs, labels = mask_tokens(ids, SPECIAL, MASK, VOCAB, 0.15, torch.Generator().manual_seed(1))
+    selected = labels != IGNORE_INDEX
+    real = ~torch.isin(ids, SPECIAL)
+    rate = selected.sum() / real.sum()
+    assert abs(rate.item() - 0.15) < 0.01
+    became_mask = (inputs == MASK) & selected
+    unchanged = (inputs == ids) & selected
+    random = selected & ~became_mask & ~unchanged
+    n = selected.sum().item()
+    assert abs(became_mask.sum().item() / n - 0.8) < 0.02
+    # unchanged includes random draws that hit the original id (1/95 of the random 10%)
+    assert abs(unchanged.sum().item() / n - 0.1) < 0.02
+    assert abs(random.sum().item() / n - 0.1) < 0.02
+    assert torch.equal(labels[selected], ids[selected])
+
+
+def test_never_masks_special_tokens_or_padding():
+    ids = _batch()
+    inputs, labels = mask_tokens(ids, SPECIAL, MASK, VOCAB, 0.9, torch.Generator().manual_seed(2))
+    special = torch.isin(ids, SPECIAL)
+    assert (labels[special] == IGNORE_INDEX).all()
+    assert torch.equal(inputs[special], ids[special])
+
+
+def test_random_replacements_are_never_special_tokens():
+    ids = _batch()
+    inputs, labels = mask_tokens(ids, SPECIAL, MASK, VOCAB, 1.0, torch.Generator().manual_seed(3))
+    replaced = (labels != IGNORE_INDEX) & (inputs != MASK)
+    assert not torch.isin(inputs[replaced], SPECIAL).any()
+
+
+def test_same_generator_seed_gives_same_masks():
+    ids = _batch()
+    a = mask_tokens(ids, SPECIAL, MASK, VOCAB, 0.15, torch.Generator().manual_seed(7))
+    b = mask_tokens(ids, SPECIAL, MASK, VOCAB, 0.15, torch.Generator().manual_seed(7))
+    assert all(torch.equal(x, y) for x, y in zip(a, b))

@@ -1,0 +1,148 @@
+"""prepare_genome and Genome: every FASTA flavour reads back exactly what Biopython parses."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pickle
+
+import pytest
+from Bio import bgzf
+
+from bigbird_dna.errors import InputError
+from bigbird_dna.genome import fasta as genome_module
+from bigbird_dna.genome.fasta import Genome, GenomeHandle, prepare_genome
+from bigbird_dna.genome.sequence import ambiguous_fraction
+
+# Slices across line ends (60 bp lines), at both record ends, and empty ones.
+INTERVALS = [(0, 0), (0, 1), (0, 60), (59, 61), (119, 241), (1000, 1400)]
+
+
+def assert_fetch_matches(path, expected: dict[str, str], uppercase: bool = False) -> None:
+    with Genome(path, uppercase=uppercase) as genome:
+        assert genome.record_lengths == {name: len(seq) for name, seq in expected.items()}
+        for name, seq in expected.items():
+            seq = seq.upper() if uppercase else seq
+            for start, end in [*INTERVALS, (len(seq) - 7, len(seq)), (0, len(seq))]:
+                if end <= len(seq):
+                    assert genome.fetch(name, start, end) == seq[start:end], (name, start, end)
+
+
+def test_plain_multi_record_fetch_is_0_based_half_open_like_biopython(write_fasta, toy_records,
+                                                                     biopython_records):
+    fasta = write_fasta("toy.fa", toy_records)
+    path = prepare_genome(fasta)
+    assert path == fasta
+    assert biopython_records(fasta) == toy_records
+    assert_fetch_matches(path, biopython_records(fasta))
+
+
+def test_real_lambda_fasta_with_70bp_lines_matches_biopython(lambda_fasta, biopython_records):
+    assert_fetch_matches(prepare_genome(lambda_fasta), biopython_records(lambda_fasta), uppercase=True)
+
+
+def test_soft_mask_is_upper_cased_by_default_and_kept_on_request(toy):
+    with Genome(toy.fasta) as upper, Genome(toy.fasta, uppercase=False) as raw:
+        start, end = toy.soft_mask[0] - 5, toy.soft_mask[1] + 5
+        assert upper.fetch("chrA", start, end) == toy.records["chrA"][start:end].upper()
+        assert raw.fetch("chrA", start, end) == toy.records["chrA"][start:end]
+        assert raw.fetch("chrA", *toy.soft_mask).islower()
+
+
+def test_n_runs_and_iupac_codes_are_kept_not_mapped_to_bases(toy):
+    with Genome(toy.fasta) as genome:
+        assert set(genome.fetch("chrA", *toy.n_gap)) == {"N"}
+        chr_b = genome.fetch("chrB", 0, len(toy.records["chrB"]))
+    assert chr_b == toy.records["chrB"]
+    assert set(toy.iupac) <= set(chr_b)
+
+
+def test_gzip_is_decompressed_once_into_the_cache(tmp_path, write_fasta, toy_records, cache_dir,
+                                                  monkeypatch):
+    plain = write_fasta("toy.fa", toy_records)
+    packed = tmp_path / "toy.fa.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    first = prepare_genome(packed)
+    assert first.parent == cache_dir and first.read_bytes() == plain.read_bytes()
+    mtime = first.stat().st_mtime_ns
+
+    def no_second_decompression(*args, **kwargs):
+        raise AssertionError("prepare_genome decompressed the gzip a second time")
+
+    monkeypatch.setattr(genome_module.gzip, "open", no_second_decompression)
+    assert prepare_genome(packed) == first
+    assert first.stat().st_mtime_ns == mtime
+    assert_fetch_matches(first, toy_records)
+
+
+def test_bgzip_is_read_in_place_across_blocks(tmp_path, write_fasta, lambda_seq, cache_dir):
+    records = {f"copy{i}": lambda_seq[i:] + lambda_seq[:i] for i in range(3)}  # 145 kb: 3 BGZF blocks
+    plain = write_fasta("three.fa", records)
+    packed = tmp_path / "three.fa.gz"
+    with bgzf.BgzfWriter(str(packed), "wb") as handle:
+        handle.write(plain.read_bytes())
+    assert prepare_genome(packed) == packed
+    assert not cache_dir.exists()
+    assert_fetch_matches(packed, records)  # whole-record fetches span the 64 KiB block ends
+
+
+def test_ambiguous_fraction_counts_n_and_iupac_in_any_case():
+    assert ambiguous_fraction("ACGTacgt") == 0.0
+    assert ambiguous_fraction("ACGTN") == pytest.approx(0.2)
+    assert ambiguous_fraction("acgtr") == pytest.approx(0.2)
+    assert ambiguous_fraction("NNnn") == 1.0
+    assert ambiguous_fraction("") == 1.0
+
+
+def test_fetch_outside_a_record_or_of_an_unknown_record_is_an_input_error(toy):
+    with Genome(toy.fasta) as genome:
+        with pytest.raises(InputError, match=r"chrShort:0-301 runs outside .* 300 bp long"):
+            genome.fetch("chrShort", 0, 301)
+        with pytest.raises(InputError, match=r"'chrZ' is not in .* Known contigs: chrA, chrB"):
+            genome.fetch("chrZ", 0, 1)
+
+
+def test_missing_file_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match=r"genome FASTA not found: .*nope\.fa\. Set data\.fasta"):
+        prepare_genome(tmp_path / "nope.fa")
+
+
+def test_empty_file_is_an_input_error(tmp_path):
+    (tmp_path / "empty.fa").touch()
+    with pytest.raises(InputError, match=r"genome FASTA is empty: .*empty\.fa"):
+        prepare_genome(tmp_path / "empty.fa")
+
+
+def test_a_file_that_is_not_fasta_is_an_input_error(tmp_path):
+    (tmp_path / "table.csv").write_text("chrom,start,end\nchr1,0,10\n")
+    with pytest.raises(InputError, match=r"table\.csv is not a FASTA file: it should start with '>'"):
+        prepare_genome(tmp_path / "table.csv")
+
+
+def test_ragged_line_lengths_are_an_input_error_naming_the_fix(tmp_path, lambda_seq):
+    ragged = tmp_path / "ragged.fa"
+    ragged.write_text(f">chr1\n{lambda_seq[:60]}\n{lambda_seq[60:90]}\n{lambda_seq[90:150]}\n")
+    with pytest.raises(InputError, match=r"malformed FASTA .*ragged\.fa.*every line of a record but its "
+                                         r"last must have the same length"):
+        prepare_genome(ragged)
+
+
+def test_headers_without_sequence_are_an_input_error(tmp_path):
+    (tmp_path / "headers.fa").write_text(">chr1\n>chr2\n")
+    with pytest.raises(InputError, match=r"every record in .*headers\.fa is empty"):
+        prepare_genome(tmp_path / "headers.fa")
+
+
+def test_a_genome_handle_opens_once_per_process_and_pickles_without_its_handle(toy):
+    handle = GenomeHandle(toy.fasta)
+    assert handle.opened_by is None
+    genome = handle.get()
+    assert handle.get() is genome and handle.opened_by == os.getpid()
+    copy = pickle.loads(pickle.dumps(handle))  # what a DataLoader worker receives
+    assert copy.opened_by is None and copy.fasta == handle.fasta
+    assert copy.get().fetch("chrC", 0, 50) == toy.records["chrC"][:50]
+    handle._pid = -1  # as if inherited through fork: the next get() opens a fresh genome
+    assert handle.get() is not genome and handle.opened_by == os.getpid()
+    handle.close()
+    copy.close()
+    assert handle.opened_by is None

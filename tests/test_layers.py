@@ -1,0 +1,97 @@
+"""The package's layers import one way only: lower layers never import higher ones.
+
+    errors  ->  runtime  ->  genome  ->  tokenizer  ->  data | attention  ->  model  ->  tasks  ->  predict | train | demo
+            ->  pretrained (the BigBirdDNA API, over predict's driver)  ->  embed | variants (its CLIs)
+
+Every ``import`` in every module is checked, including imports inside functions, so a lazy
+upward import fails as surely as one at the top of a file. Packages on the same level (``data``
+and ``attention``; ``predict``, ``train`` and ``demo``) do not import each other either.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import bigbird_dna
+
+PACKAGE_DIR = Path(bigbird_dna.__file__).parent
+LAYERS = {
+    "errors": 0,
+    "runtime": 1,
+    "genome": 2,
+    "tokenizer": 3,
+    "data": 4, "attention": 4,
+    "model": 5,
+    "tasks": 6,
+    "predict": 7, "train": 7, "demo": 7,
+    "pretrained": 8,
+    "embed": 9, "variants": 9,
+}
+
+
+def _part(module: str) -> str | None:
+    """The top-level part of ``bigbird_dna.X.Y`` (``X``), or None outside the package."""
+    pieces = module.split(".")
+    return pieces[1] if pieces[0] == "bigbird_dna" and len(pieces) > 1 else None
+
+
+def _imports(path: Path, package_dir: Path) -> list[tuple[int, str]]:
+    """``(line, module)`` of every ``bigbird_dna`` import in a source file, absolute or relative."""
+    package = ".".join(("bigbird_dna", *path.relative_to(package_dir).parent.parts))
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            found.append((node.lineno, module))
+            found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names if module == "bigbird_dna"]
+    return [(line, module) for line, module in found if _part(module)]
+
+
+def upward_imports(package_dir: Path = PACKAGE_DIR) -> list[str]:
+    """Every import that goes up a layer or sideways between packages of one layer."""
+    problems = []
+    for path in sorted(package_dir.rglob("*.py")):
+        relative = path.relative_to(package_dir)
+        if relative == Path("__init__.py"):
+            continue  # the public API at the top re-exports from every layer
+        own = relative.parts[0].removesuffix(".py")
+        for line, module in _imports(path, package_dir):
+            other = _part(module)
+            if other == own or other not in LAYERS:
+                continue
+            if LAYERS[other] >= LAYERS[own]:
+                problems.append(f"{relative}:{line} ({own}, layer {LAYERS[own]}) imports {module} "
+                                f"({other}, layer {LAYERS[other]})")
+    return problems
+
+
+def test_every_package_module_belongs_to_a_layer():
+    parts = {p.relative_to(PACKAGE_DIR).parts[0].removesuffix(".py") for p in PACKAGE_DIR.rglob("*.py")}
+    assert parts - {"__init__"} <= set(LAYERS), sorted(parts - {"__init__"} - set(LAYERS))
+
+
+def test_layers_import_one_way():
+    assert upward_imports() == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from bigbird_dna.tasks.mlm import MLMTask\n", "imports bigbird_dna.tasks.mlm"),
+    ("def f():\n    from bigbird_dna.predict.driver import iter_windows\n", "imports bigbird_dna.predict.driver"),
+    ("from bigbird_dna.attention import preset\n", "imports bigbird_dna.attention"),
+])
+def test_an_upward_or_sideways_import_is_caught(tmp_path, source, expected):
+    """The check itself can fail: a data module that imports a task, a predictor or attention."""
+    fake = tmp_path / "bigbird_dna"
+    (fake / "data").mkdir(parents=True)
+    (fake / "data" / "bad.py").write_text(source)
+    problems = upward_imports(fake)
+    assert len(problems) == 1 and expected in problems[0], problems
