@@ -40,9 +40,10 @@ def entry(label: str, command: str, summary: dict, wall_s: float | None) -> dict
            "markov_bidirectional_order": summary.get("markov_bidirectional_order")}
     for split in ("val", "test"):
         values = {key: summary[f"{split}/{key}"] for key in KEYS if f"{split}/{key}" in summary}
-        if values:
+        if "bits_per_base" in values:
             values["beats_unigram_by"] = values["baseline/unigram_bits_per_base"] - values["bits_per_base"]
             values["beats_causal_kmer_by"] = values["baseline/markov_causal_bits_per_base"] - values["bits_per_base"]
+        if values:
             out[split] = values
     return out
 
@@ -53,6 +54,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--run-dir", type=Path, help="a finished run to record instead of running one")
     parser.add_argument("--command", default=None, help="the command that made --run-dir")
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--note", default="", help="e.g. how loaded the machine was")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides for bigbird_dna.train")
     args = parser.parse_args(argv)
     wall = None
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
         args.command = "python -m bigbird_dna.train " + " ".join(args.overrides)
     summary = json.loads((args.run_dir / "summary.json").read_text())
     results = json.loads(args.out.read_text()) if args.out.exists() else []
-    results.append(entry(args.label, args.command or "", summary, wall))
+    results.append({**entry(args.label, args.command or "", summary, wall), "note": args.note})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results[-1], indent=2))

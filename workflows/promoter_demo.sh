@@ -6,10 +6,10 @@
 # with an EPDnew-style BED (60-bp lines, TSS-49..TSS+10). Everything after that is the real pipeline:
 #   1. plant promoters            -> $OUT/planted.{fa,bed}
 #   2. MLM pretraining            -> $OUT/pretrain/export       (tiny encoder, planted genome)
-#   3. promoter fine-tuning       -> $OUT/finetune/export       (experiment=promoter_sample: 1000-bp
-#      windows TSS-600..TSS+399, DeePromoter negatives + random genomic windows, last 15% of the
+#   3. promoter fine-tuning       -> $OUT/finetune/export       (experiment=promoter_sample: 500-bp
+#      windows TSS-300..TSS+199, DeePromoter negatives + random genomic windows, last 15% of the
 #      chromosome for validation and 15% for test)
-#   4. predict on the genome      -> $OUT/predictions.{tsv,bed} (1000-bp windows, stride 1000, both strands)
+#   4. predict on the genome      -> $OUT/predictions.{tsv,bed} (500-bp windows, stride 500, both strands)
 #   5. how many planted TSSs of the held-out test region fall in a predicted window
 #
 # About 10 CPU-minutes (roughly 5-7 minutes on 2 free cores). Usage: bash workflows/promoter_demo.sh [OUT_DIR]
@@ -29,14 +29,14 @@ python -m bigbird_dna.demo.synthetic_promoters --fasta sample_data/h_pylori_F32.
 
 echo "== 2/5 MLM pretraining ($PRETRAIN_STEPS steps)"
 python -m bigbird_dna.train data.fasta="$OUT/planted.fa" trainer.max_steps="$PRETRAIN_STEPS" \
-    trainer.val_check_interval="$PRETRAIN_STEPS" tokenizer.sample_bp=1000000 hydra.run.dir="$OUT/pretrain"
+    trainer.val_check_interval="$PRETRAIN_STEPS" hydra.run.dir="$OUT/pretrain"
 
 echo "== 3/5 promoter fine-tuning from the MLM export ($FINETUNE_STEPS steps)"
 python -m bigbird_dna.train experiment=promoter_sample data.fasta="$OUT/planted.fa" data.bed="$OUT/planted.bed" \
     task.backbone="$OUT/pretrain/export" trainer.max_steps="$FINETUNE_STEPS" hydra.run.dir="$OUT/finetune"
 
 echo "== 4/5 scanning the genome"
-python -m bigbird_dna.predict --model "$OUT/finetune/export" "$OUT/planted.fa" --window 1000 --stride 1000 \
+python -m bigbird_dna.predict --model "$OUT/finetune/export" "$OUT/planted.fa" --window 500 --stride 500 \
     --batch-size 32 --out-prefix "$OUT/predictions"
 
 echo "== 5/5 planted TSSs of the test region (last 15%) inside a predicted promoter window"

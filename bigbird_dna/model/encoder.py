@@ -1,5 +1,7 @@
-"""The BigBird encoder: token + absolute position embeddings, then pre-LN Transformer layers whose
-self-attention runs over a block-sparse graph.
+"""The BigBird encoder: token embeddings, then pre-LN Transformer layers whose self-attention runs
+over a block-sparse graph. Positions are rotary (``model.position=rope``, applied to q and k in
+every layer; see :mod:`bigbird_dna.model.rotary`) or the paper's learned absolute embeddings added
+to the token embeddings (``absolute``).
 
 Shapes: ``input_ids`` and ``attention_mask`` are ``[batch, seq]``; hidden states are
 ``[batch, seq, hidden]``. ``attention_mask`` is True for real tokens and False for padding.
