@@ -95,11 +95,22 @@ def read_bed(path: str | os.PathLike) -> list[Region]:
     Raises:
         InputError: a missing file, bad coordinates (the message names the line), or no interval.
     """
+    return read_stranded_bed(path)[0]
+
+
+def read_stranded_bed(path: str | os.PathLike) -> tuple[list[Region], list[str | None]]:
+    """The intervals of a BED file (as :func:`read_bed`) and the strand of each: column 6 when it is
+    ``+`` or ``-``, ``None`` when the line has no column 6 or ``.`` there; anything else is an error."""
     regions: list[Region] = []
+    strands: list[str | None] = []
     for line in bed_lines(path):
         if not regions and is_header(line.fields):
             continue
         regions.append(line.region())
+        strand = line.fields[5] if len(line.fields) >= 6 else "."
+        if strand not in ("+", "-", "."):
+            raise InputError(f"{line.where}: strand (column 6) is {strand!r}; expected +, - or '.'.")
+        strands.append(None if strand == "." else strand)
     if not regions:
         raise InputError(f"{path} holds no intervals; give one per line: chrom, start, end.")
-    return regions
+    return regions, strands

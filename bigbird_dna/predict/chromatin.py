@@ -7,14 +7,15 @@ Input:
   ``task.predict_window_bp``) every ``--stride`` bp, as :mod:`bigbird_dna.predict.driver` cuts them;
 - ``--bed INTERVALS`` with one genome FASTA: one window of ``--window`` bp centred on each interval
   (as in training, :func:`~bigbird_dna.data.chromatin.intervals.centred_window`), padded with N
-  past a contig end. Each row reports the interval itself.
+  past a contig end. Each row reports the interval itself. An interval with a strand (BED column 6,
+  ``+`` or ``-``) is scored on that strand only, one row on that strand.
 
 Both strands are scored and averaged by default (strand ``.``; DeepSEA's convention), or reported
 one row per strand (``--combine per-strand``). Coordinates are 0-based, half-open.
 
 Output (``--format``):
 
-- ``PREFIX.tsv``: a ``# bigbird_dna predict key=value ...`` settings line, then the header
+- ``PREFIX.tsv`` (``PREFIX.tsv.gz`` with ``--gzip``): a ``# bigbird_dna predict key=value ...`` settings line, then the header
   ``record start end strand n_fraction <label names...>``, one probability column per label;
 - ``PREFIX.h5``: datasets ``record`` (str), ``start``, ``end`` (int64), ``strand`` (str),
   ``n_fraction`` (float32), ``profiles [N, num_labels]`` (float32, chunked), ``label_names``, and
@@ -36,12 +37,13 @@ import torch
 
 from bigbird_dna.data.chromatin.intervals import centred_window, check_intervals, fetch_padded
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.bed import read_bed
+from bigbird_dna.genome.bed import read_stranded_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.model.export import Export
 from bigbird_dna.predict.checks import settings, settings_comment
-from bigbird_dna.predict.driver import Scan, ScanProgress, ScanWindow, iter_windows
+from bigbird_dna.predict.driver import Scan, ScanProgress, ScanWindow, combine_strands, iter_windows
+from bigbird_dna.predict.tracks import TRACK_SUFFIX, open_tsv, tsv_path
 from bigbird_dna.runtime.atomic import atomic_paths
 from bigbird_dna.tasks.chromatin_report import read_label_names
 
@@ -50,9 +52,12 @@ FLAGS = ("bed", "format")  # the task-specific flags this predictor uses
 _BLOCK = 1024
 
 
-def bed_windows(bed: str, fasta: str, window: int, strands: tuple[str, ...]) -> tuple[list, Iterator[ScanWindow]]:
-    """The intervals of ``bed`` and, lazily, their centred windows on each strand (in BED order)."""
-    bins = read_bed(bed)
+def bed_windows(bed: str, fasta: str, window: int,
+                strands: tuple[str, ...]) -> tuple[list, list[tuple[str, ...]], Iterator[ScanWindow]]:
+    """The intervals of ``bed``, the strands scored for each (its own when the BED gives one, else
+    ``strands``) and, lazily, their centred windows on those strands (in BED order)."""
+    bins, own = read_stranded_bed(bed)
+    plan = [(strand,) if strand else strands for strand in own]
     genome = Genome(prepare_genome(fasta))
     try:
         check_intervals(bins, genome.record_lengths, window, pad_ends=True, source=bed)
@@ -62,25 +67,36 @@ def bed_windows(bed: str, fasta: str, window: int, strands: tuple[str, ...]) -> 
 
     def windows() -> Iterator[ScanWindow]:
         with genome:
-            for record, start, end in bins:
+            for (record, start, end), interval_strands in zip(bins, plan):
                 w_start, w_end = centred_window(start, end, window)
                 forward = fetch_padded(genome, record, w_start, w_end)
                 n_fraction = ambiguous_fraction(forward)
-                for strand in strands:
+                for strand in interval_strands:
                     seq = reverse_complement(forward) if strand == "-" else forward
                     yield ScanWindow(record, w_start, w_end, strand, seq, n_fraction)
 
-    return bins, windows()
+    return bins, plan, windows()
+
+
+def interval_rows(scored: Iterator[tuple[ScanWindow, torch.Tensor]], plan: list[tuple[str, ...]],
+                  combine: str) -> Iterator[tuple[int, ScanWindow, str, torch.Tensor]]:
+    """:func:`~bigbird_dna.predict.driver.combine_strands` per interval: a stranded interval is one
+    row on its strand; the others' strands are combined as ``combine`` says."""
+    scored = iter(scored)
+    for location, strands in enumerate(plan):
+        group = [(w, scores.float()) for w, scores in (next(scored) for _ in strands)]
+        for _, w, strand, scores in combine_strands(group, strands, combine):
+            yield location, w, strand, scores
 
 
 class ProfileWriter:
     """Rows of ``(record, start, end, strand, n_fraction, profile [C])`` to a TSV or an HDF5 file."""
 
-    def __init__(self, path: Path, fmt: str, label_names: list[str], attrs: dict):
+    def __init__(self, path: Path, fmt: str, label_names: list[str], attrs: dict, compressed: bool = False):
         self.fmt, self.count = fmt, 0
         self._rows: list[tuple] = []
         if fmt == "tsv":
-            self._out = open(path, "w")
+            self._out = open_tsv(path, compressed)
             self._out.write(settings_comment(attrs) + "\t".join((*ROW_FIELDS, *label_names)) + "\n")
             return
         self._out = h5py.File(path, "w")
@@ -133,6 +149,12 @@ def _label_names(export: Export, num_labels: int) -> list[str]:
 def predict(export: Export, args: argparse.Namespace) -> list[Path]:
     """Score ``args.fasta`` (or ``args.bed`` on the genome ``args.fasta``) with a chromatin model."""
     bed, fmt = getattr(args, "bed", None), getattr(args, "format", "tsv")
+    compressed = bool(getattr(args, "gzip", False))
+    if fmt in TRACK_SUFFIX:
+        raise InputError(f"--format {fmt} is for promoter models; a chromatin model writes --format tsv or hdf5 "
+                         "(a track of one chosen label is not supported yet).")
+    if compressed and fmt != "tsv":
+        raise InputError("--gzip compresses the TSV; --format hdf5 is compressed already. Remove --gzip.")
     if bed and len(args.fasta) != 1:
         raise InputError(f"--bed scores intervals on one genome: give exactly one FASTA, not {len(args.fasta)}.")
     if bed and args.stride is not None:
@@ -142,18 +164,20 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
     num_labels = scan.model.hparams.num_labels
     stride = None if bed else args.stride or scan.window
     if bed:
-        bins, windows = bed_windows(bed, args.fasta[0], scan.window, scan.strands)
+        bins, plan, windows = bed_windows(bed, args.fasta[0], scan.window, scan.strands)
     else:
         scan.check_fastas(args.fasta, stride)
         bins, windows = None, iter_windows(args.fasta, scan.window, stride, scan.strands)
-    path = Path(f"{args.out_prefix}.{'tsv' if fmt == 'tsv' else 'h5'}")
+    path = tsv_path(args.out_prefix, compressed) if fmt == "tsv" else Path(f"{args.out_prefix}.h5")
     attrs = settings(args, export, scan.window, stride, bed=bed, format=fmt)
     started, progress = time.monotonic(), ScanProgress(enabled=not args.no_progress and not bed)
     try:
         with atomic_paths([path]) as (tmp,):
-            writer = ProfileWriter(tmp, fmt, _label_names(export, num_labels), attrs)
+            writer = ProfileWriter(tmp, fmt, _label_names(export, num_labels), attrs, compressed)
+            rows = interval_rows(scan.scored(windows, args.batch_size), plan, scan.combine) if bed else \
+                scan.rows(windows, args.batch_size)
             try:
-                for location, w, strand, scores in scan.rows(windows, args.batch_size):
+                for location, w, strand, scores in rows:
                     progress.advance(w)
                     # a BED row reports its interval; its windows come len(strands) per interval, in order
                     record, start, end = bins[location] if bins else (w.record, w.start, w.end)

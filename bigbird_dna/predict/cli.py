@@ -11,6 +11,12 @@ Examples::
 The export's task picks the predictor: the ``predict`` function of ``bigbird_dna.predict.<task>``
 (a new task adds its module there, nothing else). Each writes its own files under
 ``--out-prefix`` (promoter: ``PREFIX.tsv`` and ``PREFIX.bed``). Coordinates are 0-based, half-open.
+
+Genome tracks (promoter, ``--format bedgraph|bigwig``): each window's score is written over its own
+bin, the window itself ``[start, end)`` when windows do not overlap (stride >= window), else the
+stride-wide bin centred on the window; bedGraph is sorted and non-overlapping, bigWig needs
+pip install 'bigbird_dna[tracks]'. ``--gzip`` (or an ``--out-prefix`` ending in ``.tsv.gz``) writes
+the long TSV as ``PREFIX.tsv.gz``.
 Outputs are written under temporary names and renamed at the end, so a failed run (an unreadable
 FASTA, an empty record, a model of the wrong task, a full disk...) leaves no partial file; user
 errors print one ``error: ...`` line and exit with status 2; SIGINT/SIGTERM remove the temporary
@@ -41,9 +47,9 @@ from bigbird_dna.predict.driver import COMBINE_CHOICES, STRAND_CHOICES
 from bigbird_dna.runtime.checkpoint_io import disk_full_cause
 
 # Modules of this package that are not a task's predictor.
-NOT_PREDICTORS = {"cli", "driver", "checks"}
+NOT_PREDICTORS = {"cli", "driver", "checks", "tracks"}
 # Flags whose default is None so that "given" can be told from "default": the defaults.
-DEFAULTS = {"strands": "both", "combine": "mean", "threshold": 0.5, "format": "tsv"}
+DEFAULTS = {"strands": "both", "combine": "mean", "threshold": 0.5, "format": "tsv", "merge": False}
 
 
 def predicting_tasks() -> list[str]:
@@ -73,8 +79,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="promoter: the BED keeps windows scoring >= this (default 0.5)")
     parser.add_argument("--bed", default=None,
                         help="chromatin: score a window centred on each interval of this BED; the FASTA is the genome")
-    parser.add_argument("--format", choices=("tsv", "hdf5"), default=None,
-                        help="chromatin: profiles as PREFIX.tsv or PREFIX.h5 (default tsv)")
+    parser.add_argument("--format", choices=("tsv", "hdf5", "bedgraph", "bigwig"), default=None,
+                        help="chromatin: profiles as PREFIX.tsv or PREFIX.h5 (default tsv); promoter: bedgraph or "
+                             "bigwig also writes the scores as a track, PREFIX.bedGraph or PREFIX.bw, each window "
+                             "over its own bin: [start, end) when stride >= window, else its centred stride-wide bin")
+    parser.add_argument("--merge", action="store_true", default=None,
+                        help="promoter: join overlapping or touching BED windows into one interval (max score; "
+                             "strand kept when all agree, else '.')")
+    parser.add_argument("--gzip", action="store_true",
+                        help="write the TSV gzip-compressed, PREFIX.tsv.gz (also when --out-prefix ends in .tsv.gz)")
     parser.add_argument("--batch-size", type=int, default=16, help="windows per forward pass (default 16)")
     parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:N (default auto)")
     parser.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
@@ -163,6 +176,8 @@ def main(argv: list[str] | None = None) -> list[Path]:
     # tokenizer's own threads are the only parallelism it gets. setdefault: a user's setting wins.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
     args = build_parser().parse_args(argv)
+    if args.out_prefix.endswith(".tsv.gz"):
+        args.out_prefix, args.gzip = args.out_prefix[:-len(".tsv.gz")], True
     try:
         with _signals_unwind():
             check_args(args)

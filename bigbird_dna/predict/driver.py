@@ -237,9 +237,13 @@ class Scan:
              dtype: torch.dtype = torch.float32) -> Iterator[tuple[int, ScanWindow, str, torch.Tensor]]:
         """Score ``windows`` and combine their strands: :func:`combine_strands` rows, with scores
         of ``dtype``."""
-        scored = score_windows(self.model.predict_proba, self.export.tokenizer, windows, batch_size,
-                               self.model.config.max_positions, self.device, self.precision)
-        return combine_strands(((w, scores.to(dtype)) for w, scores in scored), self.strands, self.combine)
+        return combine_strands(((w, scores.to(dtype)) for w, scores in self.scored(windows, batch_size)),
+                               self.strands, self.combine)
+
+    def scored(self, windows: Iterable[ScanWindow], batch_size: int) -> Iterator[tuple[ScanWindow, torch.Tensor]]:
+        """``(window, scores)`` of every window, in order (:func:`score_windows`)."""
+        return score_windows(self.model.predict_proba, self.export.tokenizer, windows, batch_size,
+                             self.model.config.max_positions, self.device, self.precision)
 
     def check_fastas(self, fastas: Sequence[str | os.PathLike], stride: int) -> None:
         """Before any scoring: no file or record name twice, no window longer than the model's context."""

@@ -7,7 +7,11 @@ strands are combined (mean or maximum), and ``n_fraction`` the share of N/IUPAC 
 
 ``PREFIX.bed`` (BED6): a ``track`` line with the same settings, then the windows with
 ``score >= --threshold``, named ``promoter``, with the probability times 1000 (rounded) as the BED
-score. Both use 0-based, half-open coordinates.
+score; with ``--merge`` overlapping or touching such windows are one interval (max score).
+
+``--gzip`` (or an ``--out-prefix`` ending in ``.tsv.gz``) writes ``PREFIX.tsv.gz`` instead of the TSV;
+``--format bedgraph|bigwig`` adds ``PREFIX.bedGraph`` or ``PREFIX.bw``, the scores as a genome track
+(bins: :mod:`bigbird_dna.predict.tracks`). All use 0-based, half-open coordinates.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ import torch
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.export import Export
 from bigbird_dna.predict.checks import settings, settings_comment
-from bigbird_dna.predict.driver import Scan, ScanProgress, iter_windows
+from bigbird_dna.predict.driver import STRAND_CHOICES, Scan, ScanProgress, iter_windows
+from bigbird_dna.predict.tracks import (TRACK_SUFFIX, BedWriter, TrackBins, check_track_args, open_tsv, tsv_path,
+                                       write_track)
 from bigbird_dna.runtime.atomic import atomic_paths
 
 TSV_HEADER = "record\tstart\tend\tstrand\tscore\tn_fraction\n"
-FLAGS = ("threshold",)  # the task-specific flags this predictor uses
+FLAGS = ("threshold", "format", "merge")  # the task-specific flags this predictor uses
 
 
 def track_line(name: str, values: dict[str, str]) -> str:
@@ -36,20 +42,28 @@ def track_line(name: str, values: dict[str, str]) -> str:
 
 def predict(export: Export, args: argparse.Namespace) -> list[Path]:
     """Scan ``args.fasta`` with the promoter model of ``export``; returns the two written paths."""
+    fmt, compressed = getattr(args, "format", "tsv"), bool(getattr(args, "gzip", False))
+    if fmt not in ("tsv", *TRACK_SUFFIX):
+        raise InputError(f"--format {fmt} does not apply to a promoter model; use tsv (the default), bedgraph or bigwig.")
+    check_track_args(fmt, args.combine, STRAND_CHOICES[args.strands])
     scan = Scan.from_args(export, args)
     if scan.model.hparams.num_labels != 1:
         raise InputError(f"{export.path} has {scan.model.hparams.num_labels} outputs; a promoter model has one.")
     stride = args.stride or scan.window
     scan.check_fastas(args.fasta, stride)
     prefix = Path(args.out_prefix)
-    paths = [Path(f"{prefix}.tsv"), Path(f"{prefix}.bed")]
-    values = settings(args, export, scan.window, stride, threshold=args.threshold)
-    started, rows, hits = time.monotonic(), 0, 0
+    paths = [tsv_path(prefix, compressed), Path(f"{prefix}.bed")]
+    paths += [Path(f"{prefix}{TRACK_SUFFIX[fmt]}")] if fmt in TRACK_SUFFIX else []
+    values = settings(args, export, scan.window, stride, threshold=args.threshold, merge=args.merge or None)
+    started, rows = time.monotonic(), 0
     progress = ScanProgress(enabled=not args.no_progress)
+    track = TrackBins(scan.window, stride) if fmt in TRACK_SUFFIX else None
     try:
-        with atomic_paths(paths) as (tsv_path, bed_path), open(tsv_path, "w") as tsv, open(bed_path, "w") as bed:
+        with atomic_paths(paths) as temporary, open_tsv(temporary[0], compressed) as tsv, \
+                open(temporary[1], "w") as bed:
             tsv.write(settings_comment(values) + TSV_HEADER)
             bed.write(track_line(prefix.name, values))
+            hits = BedWriter(bed, args.merge)
             windows = iter_windows(args.fasta, scan.window, stride, scan.strands)
             # float64: the mean of two float32 probabilities is exact, as this TSV has always written it
             for _, w, strand, scores in scan.rows(windows, args.batch_size, dtype=torch.float64):
@@ -57,12 +71,16 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
                 score = float(scores[0])
                 tsv.write(f"{w.record}\t{w.start}\t{w.end}\t{strand}\t{score:.6f}\t{w.n_fraction:.4f}\n")
                 rows += 1
+                if track is not None:
+                    track.add(w.record, w.start, w.end, float(f"{score:.6f}"))
                 if score >= args.threshold:
-                    bed.write(f"{w.record}\t{w.start}\t{w.end}\tpromoter\t{round(score * 1000)}\t{strand}\n")
-                    hits += 1
+                    hits.add(w.record, w.start, w.end, strand, score)
+            hits.flush()
+            if track is not None:
+                write_track(temporary[2], fmt, track, settings_comment(values)[2:].strip().replace('"', "'"))
     finally:
         progress.close()
     seconds = time.monotonic() - started
     print(f"scored {rows:,} windows ({progress.bases:,} bp, {progress.bases / max(seconds, 1e-9) / 1e6:.3f} Mbp/s "
-          f"on {scan.device}); {hits:,} at or above {args.threshold}", flush=True)
+          f"on {scan.device}); {hits.count:,} BED rows at or above {args.threshold}", flush=True)
     return paths
