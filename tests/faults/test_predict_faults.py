@@ -70,7 +70,7 @@ def test_a_window_needing_too_many_tokens_is_named_exactly_before_anything_is_sc
 
 @pytest.mark.parametrize("flags, needle", [
     (["--bed", "x.bed"], "--bed (chromatin intervals to score) does not apply to a 'promoter' model"),
-    (["--format", "hdf5"], "--format (the chromatin profile file format) does not apply to a 'promoter' model"),
+    (["--format", "hdf5"], "--format hdf5 does not apply to a promoter model"),
     (["--combine", "max", "--strands", "+"], "--combine max combines the two strands"),
 ])
 def test_flags_that_do_not_apply_are_refused(tmp_path, export, capsys, flags, needle):
