@@ -27,7 +27,8 @@ from bigbird_dna.tokenizer import DNATokenizer
 
 # Flags that only some tasks use, with what they do (for the error message).
 TASK_FLAGS = {"threshold": "the BED cut-off of promoter scores", "bed": "chromatin intervals to score",
-              "format": "the output file format", "merge": "joining overlapping promoter windows"}
+              "format": "the output file format", "merge": "joining overlapping promoter windows",
+              "label": "the chromatin label of a track"}
 _CHECK_BATCH = 256
 
 

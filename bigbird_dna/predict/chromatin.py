@@ -17,6 +17,8 @@ Output (``--format``):
 
 - ``PREFIX.tsv`` (``PREFIX.tsv.gz`` with ``--gzip``): a ``# bigbird_dna predict key=value ...`` settings line, then the header
   ``record start end strand n_fraction <label names...>``, one probability column per label;
+- ``PREFIX.tsv`` and a track of one label, ``--format bedgraph|bigwig --label NAME|INDEX`` (sliding
+  windows only): ``PREFIX.bedGraph`` or ``PREFIX.bw``, bins as in :mod:`bigbird_dna.predict.tracks`;
 - ``PREFIX.h5``: datasets ``record`` (str), ``start``, ``end`` (int64), ``strand`` (str),
   ``n_fraction`` (float32), ``profiles [N, num_labels]`` (float32, chunked), ``label_names``, and
   the model and window settings as attributes. Rows are appended in blocks, never held all at once.
@@ -42,13 +44,13 @@ from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.model.export import Export
 from bigbird_dna.predict.checks import settings, settings_comment
-from bigbird_dna.predict.driver import Scan, ScanProgress, ScanWindow, combine_strands, iter_windows
-from bigbird_dna.predict.tracks import TRACK_SUFFIX, open_tsv, tsv_path
+from bigbird_dna.predict.driver import STRAND_CHOICES, Scan, ScanProgress, ScanWindow, combine_strands, iter_windows
+from bigbird_dna.predict.tracks import TRACK_SUFFIX, TrackBins, check_track_args, open_tsv, tsv_path, write_track
 from bigbird_dna.runtime.atomic import atomic_paths
 from bigbird_dna.tasks.chromatin_report import read_label_names
 
 ROW_FIELDS = ("record", "start", "end", "strand", "n_fraction")
-FLAGS = ("bed", "format")  # the task-specific flags this predictor uses
+FLAGS = ("bed", "format", "label")  # the task-specific flags this predictor uses
 _BLOCK = 1024
 
 
@@ -150,10 +152,15 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
     """Score ``args.fasta`` (or ``args.bed`` on the genome ``args.fasta``) with a chromatin model."""
     bed, fmt = getattr(args, "bed", None), getattr(args, "format", "tsv")
     compressed = bool(getattr(args, "gzip", False))
+    label = getattr(args, "label", None)
+    if fmt in TRACK_SUFFIX and (bed or label is None):
+        raise InputError(f"--format {fmt} of a chromatin model is the track of one label over sliding windows: "
+                         "give --label NAME|INDEX, without --bed.")
+    if label is not None and fmt not in TRACK_SUFFIX:
+        raise InputError("--label picks the label of a track; add --format bedgraph or bigwig.")
     if fmt in TRACK_SUFFIX:
-        raise InputError(f"--format {fmt} is for promoter models; a chromatin model writes --format tsv or hdf5 "
-                         "(a track of one chosen label is not supported yet).")
-    if compressed and fmt != "tsv":
+        check_track_args(fmt, args.combine, STRAND_CHOICES[args.strands])
+    if compressed and fmt == "hdf5":
         raise InputError("--gzip compresses the TSV; --format hdf5 is compressed already. Remove --gzip.")
     if bed and len(args.fasta) != 1:
         raise InputError(f"--bed scores intervals on one genome: give exactly one FASTA, not {len(args.fasta)}.")
@@ -168,12 +175,17 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
     else:
         scan.check_fastas(args.fasta, stride)
         bins, windows = None, iter_windows(args.fasta, scan.window, stride, scan.strands)
-    path = tsv_path(args.out_prefix, compressed) if fmt == "tsv" else Path(f"{args.out_prefix}.h5")
-    attrs = settings(args, export, scan.window, stride, bed=bed, format=fmt)
+    names = _label_names(export, num_labels)
+    column = _label_column(label, names) if label is not None else None
+    path = Path(f"{args.out_prefix}.h5") if fmt == "hdf5" else tsv_path(args.out_prefix, compressed)
+    paths = [path, Path(f"{args.out_prefix}{TRACK_SUFFIX[fmt]}")] if column is not None else [path]
+    attrs = settings(args, export, scan.window, stride, bed=bed, format=fmt,
+                     label=None if column is None else names[column])
+    track = TrackBins(scan.window, stride) if column is not None else None
     started, progress = time.monotonic(), ScanProgress(enabled=not args.no_progress and not bed)
     try:
-        with atomic_paths([path]) as (tmp,):
-            writer = ProfileWriter(tmp, fmt, _label_names(export, num_labels), attrs, compressed)
+        with atomic_paths(paths) as temporary:
+            writer = ProfileWriter(temporary[0], "hdf5" if fmt == "hdf5" else "tsv", names, attrs, compressed)
             rows = interval_rows(scan.scored(windows, args.batch_size), plan, scan.combine) if bed else \
                 scan.rows(windows, args.batch_size)
             try:
@@ -182,10 +194,24 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
                     # a BED row reports its interval; its windows come len(strands) per interval, in order
                     record, start, end = bins[location] if bins else (w.record, w.start, w.end)
                     writer.add(record, start, end, strand, w.n_fraction, scores)
+                    if track is not None:
+                        track.add(record, start, end, float(f"{float(scores[column]):.5f}"))
             finally:
                 writer.close()
+            if track is not None:
+                write_track(temporary[1], fmt, track, settings_comment(attrs)[2:].strip().replace('"', "'"))
     finally:
         progress.close()
     seconds = time.monotonic() - started
     print(f"wrote {writer.count:,} profiles of {num_labels} labels ({seconds:.1f} s on {scan.device})", flush=True)
-    return [path]
+    return paths
+
+
+def _label_column(label: str, names: list[str]) -> int:
+    """The column of ``--label``: a label name, or a 0-based index."""
+    if label in names:
+        return names.index(label)
+    if label.isdigit() and int(label) < len(names):
+        return int(label)
+    raise InputError(f"--label {label!r} is neither a label name nor an index below {len(names)}; "
+                     f"labels: {', '.join(names[:5])}{', ...' if len(names) > 5 else ''}.")

@@ -12,8 +12,8 @@ The export's task picks the predictor: the ``predict`` function of ``bigbird_dna
 (a new task adds its module there, nothing else). Each writes its own files under
 ``--out-prefix`` (promoter: ``PREFIX.tsv`` and ``PREFIX.bed``). Coordinates are 0-based, half-open.
 
-Genome tracks (promoter, ``--format bedgraph|bigwig``): each window's score is written over its own
-bin, the window itself ``[start, end)`` when windows do not overlap (stride >= window), else the
+Genome tracks (``--format bedgraph|bigwig``; chromatin: of one ``--label NAME|INDEX``): each
+window's score is written over its own bin, the window itself ``[start, end)`` when windows do not overlap (stride >= window), else the
 stride-wide bin centred on the window; bedGraph is sorted and non-overlapping, bigWig needs
 pip install 'bigbird_dna[tracks]'. ``--gzip`` (or an ``--out-prefix`` ending in ``.tsv.gz``) writes
 the long TSV as ``PREFIX.tsv.gz``.
@@ -83,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="chromatin: profiles as PREFIX.tsv or PREFIX.h5 (default tsv); promoter: bedgraph or "
                              "bigwig also writes the scores as a track, PREFIX.bedGraph or PREFIX.bw, each window "
                              "over its own bin: [start, end) when stride >= window, else its centred stride-wide bin")
+    parser.add_argument("--label", default=None,
+                        help="chromatin: with --format bedgraph|bigwig, the label (name or 0-based index) of the track")
     parser.add_argument("--merge", action="store_true", default=None,
                         help="promoter: join overlapping or touching BED windows into one interval (max score; "
                              "strand kept when all agree, else '.')")

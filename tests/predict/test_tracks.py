@@ -122,7 +122,7 @@ def test_gzip_tsv_equals_the_plain_one(tmp_path, export, how):
     assert strip(packed) == strip(plain)
 
 
-def test_bed_strand_column_scores_only_that_strand(tmp_path, tiny_tokenizer):
+def _chromatin_export(tmp_path, tiny_tokenizer):
     import torch
 
     from bigbird_dna.model.export import write_export
@@ -137,6 +137,27 @@ def test_bed_strand_column_scores_only_that_strand(tmp_path, tiny_tokenizer):
     export = write_export(tmp_path / "chrom", "chromatin", module.state_dict(), module.config.to_dict(),
                           tiny_tokenizer, task_config={"name": "chromatin", "head": {"dropout": 0.0},
                                                        "predict_window_bp": 100})
+    return export
+
+
+def test_chromatin_track_of_one_label_holds_its_tsv_column(tmp_path, tiny_tokenizer):
+    export = _chromatin_export(tmp_path, tiny_tokenizer)
+    fasta = write_fasta(tmp_path / "genome.fa", RECORDS)
+    common = ["--model", str(export), str(fasta), "--device", "cpu", "--no-progress", "--stride", "50"]
+    main([*common, "--out-prefix", str(tmp_path / "c"), "--format", "bedgraph", "--label", "label_1"])
+    main([*common, "--out-prefix", str(tmp_path / "i"), "--format", "bedgraph", "--label", "1"])
+    assert _bedgraph(tmp_path / "c.bedGraph") == _bedgraph(tmp_path / "i.bedGraph")
+    rows = [line.split("\t") for line in (tmp_path / "c.tsv").read_text().splitlines()[2:]]
+    score_of = {(r[0], int(r[1]), int(r[2])): float(r[6]) for r in rows}  # label_1's column
+    for record, start, end, score in _bedgraph(tmp_path / "c.bedGraph"):
+        assert any(r == record and s <= start and end <= e and v == score for (r, s, e), v in score_of.items())
+    with pytest.raises(SystemExit):
+        main([*common, "--out-prefix", str(tmp_path / "x"), "--format", "bedgraph"])  # no --label
+    assert not list(tmp_path.glob("x*"))
+
+
+def test_bed_strand_column_scores_only_that_strand(tmp_path, tiny_tokenizer):
+    export = _chromatin_export(tmp_path, tiny_tokenizer)
     fasta = write_fasta(tmp_path / "genome.fa", {"chr1": SEQ[:1000]})
     bed = tmp_path / "in.bed"
     bed.write_text("chr1\t100\t200\ta\t0\t+\nchr1\t300\t400\tb\t0\t-\nchr1\t500\t600\tc\t0\t.\nchr1\t700\t800\n")
