@@ -8,6 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
+
+# Without CUDA, run the Triton kernels under the Triton interpreter on CPU. TRITON_INTERPRET is read
+# when a @triton.jit function is defined, i.e. when bigbird_dna.attention.triton_* is first
+# imported, by whichever test directory imports the package first: so it is set here, in the root
+# conftest, which loads before every test module. An explicit setting wins.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 LAMBDA = REPO / "tests" / "files" / "lambda_phage.fa"
