@@ -84,7 +84,7 @@ def test_sigusr1_checkpoints_requeues_and_the_requeued_job_resumes(slurm_cluster
     (checkpoint,) = run_dir.glob("hpc_ckpt_*.ckpt")
     saved = torch.load(checkpoint, map_location="cpu", weights_only=True)
     assert 1 <= saved["global_step"] < steps
-    assert f"preempted by SIGUSR1 at step {saved['global_step']}: saved {checkpoint}" in text, text[-4000:]
+    assert f"stopped by SIGUSR1 at step {saved['global_step']}: saved {checkpoint}" in text, text[-4000:]
     assert f"SLURM requeued job {job}" in text
     assert "(restart 1)" in text and f"Resuming from {checkpoint}" in text
     summary = json.loads((run_dir / "summary.json").read_text())
