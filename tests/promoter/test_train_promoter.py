@@ -113,7 +113,7 @@ def test_fine_tuning_from_an_mlm_export_reports_keys_and_keeps_its_tokenizer(tmp
                              "data.val_fraction=0.25", f"task.backbone={backbone}", "model.hidden_size=64")
     out = capsys.readouterr().out
     assert "missing keys: none; unexpected keys: none" in out and "(the mlm head) not used" in out
-    assert DNATokenizer.load(run_dir / "tokenizer.json").sha256 == DNATokenizer.load(backbone / "tokenizer.json").sha256
+    assert DNATokenizer.load(run_dir / "tokenizer.json").sha256 == load_export(backbone).tokenizer.sha256
     export = load_export(run_dir / "export", task="promoter")
     assert export.model_config["hidden_size"] == 32, "the encoder config comes from the backbone"
     assert summary["global_step"] == 4
