@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     planted = args.work / "planted"
-    subprocess.run([sys.executable, "-m", "bigbird_dna.data.synthetic_promoters", "--fasta",
-                    str(REPO / "data" / "h_pylori_F32.fa"), "--num", str(args.num), "--out-prefix", str(planted)],
+    subprocess.run([sys.executable, "-m", "bigbird_dna.demo.synthetic_promoters", "--fasta",
+                    str(REPO / "sample_data" / "h_pylori_F32.fa"), "--num", str(args.num), "--out-prefix", str(planted)],
                    check=True, cwd=REPO)
     runs = {"pretrained": [finetune(args.work, planted, s, args.steps, args.backbone.resolve()) for s in args.seeds],
             "scratch": [finetune(args.work, planted, s, args.steps, None) for s in args.seeds]}
