@@ -69,7 +69,10 @@ class GenomeMLMDataModule(L.LightningDataModule):
         seed: run seed (windows, masks).
         run_dir: where the split manifest goes.
         is_main_process: only the main process (rank 0) writes files.
-        mask_prob: MLM selection rate.
+        mask_prob: MLM selection rate of the train windows (80/10/10).
+        eval_mask_prob: selection rate of the val/test windows, all replaced by [MASK] and scored
+            (``None`` = ``mask_prob``). Training may mask more than evaluation scores, for more
+            supervised positions per step; the honest metrics and baselines stay at this rate.
         cache_dir: where plain-gzip FASTAs are decompressed once.
         train_records, val_records, test_records, holdout_fraction: the splits
             (:func:`~bigbird_dna.genome.splits.resolve_splits`).
@@ -87,8 +90,9 @@ class GenomeMLMDataModule(L.LightningDataModule):
     """
 
     def __init__(self, fasta: str, window_bp: int, seed: int, run_dir: str | Path, is_main_process: bool = True,
-                 mask_prob: float = 0.15, cache_dir: str | None = None, train_records: list[str] | None = None,
-                 val_records: list[str] | None = None, test_records: list[str] | None = None,
+                 mask_prob: float = 0.15, eval_mask_prob: float | None = None, cache_dir: str | None = None,
+                 train_records: list[str] | None = None, val_records: list[str] | None = None,
+                 test_records: list[str] | None = None,
                  holdout_fraction: float = 0.05, max_n_fraction: float = 0.1, uppercase: bool = True,
                  reverse_complement_prob: float = 0.5, windows_per_epoch: int = 4096, eval_windows: int = 4096,
                  eval_stride_bp: int | None = None, baseline_max_bp: int = 20_000_000, baseline_max_order: int = 10,
@@ -104,6 +108,7 @@ class GenomeMLMDataModule(L.LightningDataModule):
                     "baseline_max_bp": baseline_max_bp, "baseline_max_order": baseline_max_order,
                     "batch_size": batch_size, "num_workers": num_workers}
         self.mask_prob = mask_prob
+        self.eval_mask_prob = mask_prob if eval_mask_prob is None else eval_mask_prob
         self.seed = seed
         self.run_dir = Path(run_dir)
         self.is_main_process = is_main_process
@@ -162,7 +167,7 @@ class GenomeMLMDataModule(L.LightningDataModule):
                 models[f"markov_{kind}"], chosen = select_and_fit(codes, kind, orders)
                 out[f"markov_{kind}_order"], out[f"markov_{kind}_alpha"] = chosen["order"], chosen["alpha"]
             for split in ("val", "test"):
-                collator = MLMCollator(self.tokenizer, self.max_tokens, self.mask_prob, fixed_masks=True,
+                collator = MLMCollator(self.tokenizer, self.max_tokens, self.eval_mask_prob, fixed_masks=True,
                                        seed=self.seed)
                 scores = score_baselines(self.datasets[split].iter_all(), collator, self.train_token_counts, models)
                 out.update({f"{split}/{key}": value for key, value in scores.items()})
@@ -197,8 +202,9 @@ class GenomeMLMDataModule(L.LightningDataModule):
 
     def _loader(self, split: str) -> DataLoader:
         epoch = self.datasets[split].epoch
-        collator = MLMCollator(self.tokenizer, self.max_tokens, self.mask_prob,
-                               fixed_masks=split != "train", seed=self.seed, epoch=epoch)
+        rate = self.mask_prob if split == "train" else self.eval_mask_prob
+        collator = MLMCollator(self.tokenizer, self.max_tokens, rate, fixed_masks=split != "train", seed=self.seed,
+                               epoch=epoch)
         workers = self.cfg["num_workers"]
         # An own generator: creating the loader's iterator then leaves the global torch RNG (dropout)
         # alone, so a resumed run draws the same dropout masks as an uninterrupted one.
