@@ -210,7 +210,6 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         "global_step": trainer.global_step,
         **{k: float(v) for k, v in final.items()},
         **tested,
-        **datamodule.reference_metrics,
         **(batch or {}),
         "best_checkpoint": best,
         "last_checkpoint": last,
@@ -226,6 +225,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
                                   metadata={"seed": cfg.seed, "global_step": trainer.global_step,
                                             "source_checkpoint": best})
         summary["export"] = str(export_dir)
+        summary.update(datamodule.reference_metrics())  # baselines: computed here, on one rank only
         write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
         print(module.format_summary(summary), flush=True)
     return summary

@@ -120,7 +120,6 @@ class LabelledDataModule(L.LightningDataModule):
         self.seed = seed
         self.tokenizer: DNATokenizer | None = None
         self.max_tokens = 0
-        self.reference_metrics: dict[str, float] = {}  # baselines to report beside the task's metrics
 
     def training_sequences(self) -> Iterable[str]:
         """Training sequences to train a tokenizer on, in a fixed order; subclasses say which."""
@@ -136,6 +135,10 @@ class LabelledDataModule(L.LightningDataModule):
 
     def task_inputs(self) -> dict:
         """Constructor arguments of the task that come from the data (none here)."""
+        return {}
+
+    def reference_metrics(self) -> dict[str, float]:
+        """Baselines to report beside the task's metrics in the run's summary (none here)."""
         return {}
 
     def attach_tokenizer(self, tokenizer: DNATokenizer, max_tokens: int) -> None:

@@ -37,7 +37,7 @@ from bigbird_dna.data.mlm_collator import MLMCollator
 from bigbird_dna.data.tiled_windows import TiledWindows
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta import Genome, prepare_genome
-from bigbird_dna.genome.splits import Region, resolve_splits, write_split_manifest
+from bigbird_dna.genome.splits import resolve_splits, write_split_manifest
 from bigbird_dna.genome.windows import GenomeWindows
 from bigbird_dna.tokenizer import (
     DNATokenizer,
@@ -50,10 +50,6 @@ def token_counts(tokenizer: DNATokenizer, seqs: list[str]) -> torch.Tensor:
     """How often each token id occurs in ``seqs``: int64 ``[vocab_size]``."""
     ids = [token for encoded in tokenizer.encode_batch(seqs) for token in encoded]
     return torch.bincount(torch.tensor(ids, dtype=torch.long), minlength=tokenizer.vocab_size)
-
-
-def _regions_as_tuples(regions: list[Region]) -> list[tuple[str, int, int]]:
-    return [(r.record, r.start, r.end) for r in regions]
 
 
 class GenomeMLMDataModule(L.LightningDataModule):
@@ -124,12 +120,11 @@ class GenomeMLMDataModule(L.LightningDataModule):
         self.splits = resolve_splits(lengths, train_records, list(val_records or []), list(test_records or []),
                                      holdout_fraction, min_length=window_bp)
         self.datasets = {name: self._windows(name) for name in ("train", "val", "test")}
-        self.reference_metrics: dict[str, float] = {}
         self._baselines: dict[str, float] | None = None
 
     def training_text(self, total_bp: int) -> Iterator[str]:
         """Random chunks of the train split, about ``total_bp`` bases, to train a tokenizer on."""
-        return sample_training_chunks(self.fasta, _regions_as_tuples(self.splits["train"]), total_bp=total_bp,
+        return sample_training_chunks(self.fasta, self.splits["train"], total_bp=total_bp,
                                       seed=self.seed, uppercase=self.cfg["uppercase"])
 
     def attach_tokenizer(self, tokenizer: DNATokenizer, max_tokens: int) -> None:
@@ -142,7 +137,6 @@ class GenomeMLMDataModule(L.LightningDataModule):
                                      max_ambiguous_fraction=self.cfg["max_n_fraction"],
                                      uppercase=self.cfg["uppercase"], fixed=True)
         self.train_token_counts = token_counts(tokenizer, [w["seq"] for w in prior_sample])
-        self.reference_metrics = self.baselines()
         if self.is_main_process:
             write_split_manifest(self.run_dir / "split_manifest.json", self.splits, str(self.cfg["fasta"]), {
                 "window_bp": self.cfg["window_bp"], "seed": self.seed, "tokenizer_sha256": tokenizer.sha256,
@@ -156,14 +150,15 @@ class GenomeMLMDataModule(L.LightningDataModule):
         """Constructor arguments of the task that come from the data: the train token counts."""
         return {"token_counts": self.train_token_counts}
 
-    def baselines(self) -> dict[str, float]:
-        """Unigram and k-mer baselines on the val and test tokens the MLM is scored on (computed
-        once): ``{"val/baseline/markov_causal_bits_per_base": ..., "markov_causal_order": ...}``."""
+    def reference_metrics(self) -> dict[str, float]:
+        """Unigram and k-mer baselines on the val and test tokens the MLM is scored on, for the run's
+        summary (computed once, on the rank that writes it, after :meth:`attach_tokenizer`):
+        ``{"val/baseline/markov_causal_bits_per_base": ..., "markov_causal_order": ...}``."""
         if self._baselines is None:
             codes = [encode(seq) for seq in self._train_sequences()]
             models, out = {}, {}
-            for kind, orders in (("causal", range(0, self.cfg.get("baseline_max_order", 10) + 1)),
-                                 ("bidirectional", range(0, self.cfg.get("baseline_max_order", 10) // 2 + 1))):
+            for kind, orders in (("causal", range(0, self.cfg["baseline_max_order"] + 1)),
+                                 ("bidirectional", range(0, self.cfg["baseline_max_order"] // 2 + 1))):
                 models[f"markov_{kind}"], chosen = select_and_fit(codes, kind, orders)
                 out[f"markov_{kind}_order"], out[f"markov_{kind}_alpha"] = chosen["order"], chosen["alpha"]
             for split in ("val", "test"):
@@ -177,27 +172,25 @@ class GenomeMLMDataModule(L.LightningDataModule):
     def _train_sequences(self) -> list[str]:
         """The train split's bases for the k-mer baselines: all of it, or evenly spread 100 kbp
         chunks up to ``data.baseline_max_bp``."""
-        cap = int(self.cfg.get("baseline_max_bp", 20_000_000))
-        regions = _regions_as_tuples(self.splits["train"])
-        if sum(end - start for _, start, end in regions) > cap:
+        cap = int(self.cfg["baseline_max_bp"])
+        regions = self.splits["train"]
+        if sum(r.length for r in regions) > cap:
             return list(sample_training_chunks(self.fasta, regions, total_bp=cap, min_chunk_bp=100_000,
                                                max_chunk_bp=100_000, seed=self.seed, uppercase=True))
         with Genome(self.fasta) as genome:
             return [genome.fetch(record, start, end) for record, start, end in regions]
 
     def _windows(self, split: str) -> GenomeWindows | TiledWindows:
-        train = split == "train"
-        if not train:
+        """Train: random windows, drawn anew every epoch. Val/test: fixed tiles of the held-out regions."""
+        if split != "train":
             return TiledWindows(self.fasta, self.splits[split], window_bp=self.cfg["window_bp"],
-                                stride_bp=self.cfg.get("eval_stride_bp"), max_windows=self.cfg["eval_windows"],
+                                stride_bp=self.cfg["eval_stride_bp"], max_windows=self.cfg["eval_windows"],
                                 uppercase=self.cfg["uppercase"])
         return GenomeWindows(
-            self.fasta, self.splits[split], window_bp=self.cfg["window_bp"],
-            num_windows=self.cfg["windows_per_epoch"] if train else self.cfg["eval_windows"],
-            seed=self.seed + {"train": 0, "val": 1, "test": 2}[split],
+            self.fasta, self.splits["train"], window_bp=self.cfg["window_bp"],
+            num_windows=self.cfg["windows_per_epoch"], seed=self.seed,
             max_ambiguous_fraction=self.cfg["max_n_fraction"], uppercase=self.cfg["uppercase"],
-            reverse_complement_prob=self.cfg["reverse_complement_prob"] if train else 0.0,
-            fixed=not train,
+            reverse_complement_prob=self.cfg["reverse_complement_prob"],
         )
 
     def _loader(self, split: str) -> DataLoader:

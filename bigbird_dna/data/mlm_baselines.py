@@ -42,8 +42,7 @@ def score_baselines(windows: Iterable[dict[str, Any]], collator, train_token_cou
     mask_id = collator.tokenizer.mask_id
     totals = {"tokens": 0.0, "bases": 0.0, "unigram": 0.0, **{name: 0.0 for name in models}}
     for item in windows:
-        rows, _, _ = collator.tokenize([item["seq"]])
-        row = rows[0]
+        (row,) = collator.tokenize([item["seq"]])
         inputs, labels = collator.mask_row(row, item)
         scored = ((labels != IGNORE_INDEX) & (inputs == mask_id)).numpy()
         if not scored.any():

@@ -16,9 +16,8 @@ class MLMCollator:
 
     Batches are dicts of ``input_ids``, ``labels`` (``[B, T]`` int64), ``attention_mask``
     (``[B, T]`` bool, True for real tokens), ``label_bases`` (``[B, T]`` float32, bases spelled by
-    the original token at each position, 0 at special tokens), ``num_bases``/``num_tokens``
-    (scalars: bases and tokens of the windows), ``window_index`` (``[B]``, each window's index in its epoch) and
-    ``windows`` (``record:start-end`` plus strand, for logs and tests).
+    the original token at each position, 0 at special tokens), ``window_index`` (``[B]``, each
+    window's index in its epoch) and ``windows`` (``record:start-end`` plus strand, for logs and tests).
 
     Each window is masked with its own generator, so its masks do not depend on the batch it
     lands in, the rank or worker that drew it, or a restart: with ``fixed_masks`` (validation)
@@ -40,17 +39,10 @@ class MLMCollator:
         self.unmaskable_ids = torch.tensor(sorted(tokenizer.special_ids | tokenizer.n_run_ids))
         self.token_bases = torch.tensor(tokenizer.token_bases(), dtype=torch.float32)
 
-    def tokenize(self, seqs: list[str]) -> tuple[list[list[int]], int, int]:
-        """Returns ``(rows of ids with [CLS]/[SEP], bases covered, real tokens)``."""
-        encoded = self.tokenizer.encode_batch(seqs)
-        bases = sum(len(s) for s in seqs)
-        tokens = sum(len(e) for e in encoded)
+    def tokenize(self, seqs: list[str]) -> list[list[int]]:
+        """Rows of ids, ``[CLS] tokens [SEP]``, at most ``max_tokens`` long (extra tokens are cut)."""
         body = self.max_tokens - 2
-        if any(len(e) > body for e in encoded):
-            bases = sum(round(len(s) * min(1.0, body / max(len(e), 1))) for s, e in zip(seqs, encoded))
-            tokens = sum(min(len(e), body) for e in encoded)
-        rows = [[self.tokenizer.cls_id, *e[:body], self.tokenizer.sep_id] for e in encoded]
-        return rows, bases, tokens
+        return [[self.tokenizer.cls_id, *e[:body], self.tokenizer.sep_id] for e in self.tokenizer.encode_batch(seqs)]
 
     def _mask_seed(self, item: dict[str, Any]) -> int:
         if self.fixed_masks or "index" not in item:
@@ -68,7 +60,7 @@ class MLMCollator:
         return inputs[0], labels[0]
 
     def __call__(self, items: list[dict[str, Any]]) -> dict[str, Any]:
-        rows, bases, tokens = self.tokenize([item["seq"] for item in items])
+        rows = self.tokenize([item["seq"] for item in items])
         width = max(map(len, rows))
         inputs = torch.full((len(rows), width), self.tokenizer.pad_id, dtype=torch.long)
         labels = torch.full((len(rows), width), IGNORE_INDEX, dtype=torch.long)
@@ -83,8 +75,6 @@ class MLMCollator:
             "labels": labels,
             "label_bases": label_bases,
             "attention_mask": attention_mask,
-            "num_bases": torch.tensor(bases, dtype=torch.float64),
-            "num_tokens": torch.tensor(tokens, dtype=torch.float64),
             "window_index": torch.tensor([item.get("index", -1) for item in items], dtype=torch.long),
             "windows": [f"{i['record']}:{i['start']}-{i['end']}{i.get('strand', '+')}" for i in items],
         }

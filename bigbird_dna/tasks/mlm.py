@@ -28,6 +28,9 @@ from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.heads import MLMHead
 from bigbird_dna.tasks.base import EncoderTask, summary_table
+from bigbird_dna.tokenizer import SPECIAL_TOKENS
+
+MASK_ID = SPECIAL_TOKENS.index("[MASK]")  # the same id in every bigbird_dna tokenizer
 
 
 def _versus(summary: dict[str, Any], split: str) -> list[tuple[str, str]]:
@@ -125,13 +128,9 @@ class MLMTask(EncoderTask):
             zero = hidden.sum() * 0.0
             return zero, zero, 0
         loss = F.cross_entropy(logits, labels)
-        at_mask = batch["input_ids"][selected] == self.mask_id
+        at_mask = batch["input_ids"][selected] == MASK_ID
         acc = (logits.argmax(-1) == labels)[at_mask].float().mean() if at_mask.any() else loss.new_zeros(())
         return loss, acc, labels.numel()
-
-    @property
-    def mask_id(self) -> int:
-        return 4  # fixed id of [MASK] in every bigbird_dna tokenizer (bigbird_dna.tokenizer.SPECIAL_TOKENS)
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss, acc, count = self._masked_loss(batch)
@@ -143,7 +142,7 @@ class MLMTask(EncoderTask):
 
     def _eval_step(self, batch: dict[str, torch.Tensor]) -> None:
         """Accumulate CE, hits, tokens and bases over the tokens whose input is [MASK]."""
-        scored = (batch["labels"] != IGNORE_INDEX) & (batch["input_ids"] == self.mask_id)
+        scored = (batch["labels"] != IGNORE_INDEX) & (batch["input_ids"] == MASK_ID)
         if not scored.any():
             return
         hidden = self.encoder(batch["input_ids"], batch["attention_mask"])
