@@ -89,7 +89,7 @@ class TiledWindows(IterableDataset):
         return {"seq": seq, "record": record, "start": start, "end": end, "strand": "+", "index": index}
 
     def iter_all(self) -> Iterator[dict]:
-        """Every window in order, in this process (for baselines computed once at set-up)."""
+        """Every window in order, in this process (for the baselines, computed once on one rank)."""
         with Genome(self.fasta, uppercase=self.uppercase) as genome:
             for index in range(len(self.tiles)):
                 item = self.read(genome, index)
