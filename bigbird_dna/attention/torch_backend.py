@@ -12,18 +12,31 @@ import math
 
 import torch
 
-from bigbird_dna.attention.conventions import check_attention_inputs, compute_dtype, masked_softmax
+from bigbird_dna.attention.conventions import check_attention_inputs, compute_dtype
 from bigbird_dna.attention.layout import BlockLayout
 
 
-def row_groups(layout: BlockLayout) -> list[torch.Tensor]:
-    """Flattened rows ``h*nq + i`` split into short rows and long rows (more than twice the median
-    length, e.g. global query blocks); each group is padded to its own longest row. Empty groups
-    are left out."""
+def row_groups(layout: BlockLayout, max_padding: float = 0.25) -> list[torch.Tensor]:
+    """Flattened rows ``h*nq + i`` grouped so that padding each group to its longest row wastes little.
+
+    Rows are taken longest first; a row joins the current group while padding it to the group's
+    width adds at most ``max_padding`` of that width, else it starts a new group. So BigBird's global
+    query rows (every block) never pad the window rows to the full sequence, and rows of one length
+    need no slot mask. Rows with no key block are in no group (their output is 0). Each group is
+    sorted ascending.
+    """
     lengths = layout.row_lengths()
-    is_long = lengths > 2 * lengths.median()
-    groups = (torch.nonzero(~is_long).flatten(), torch.nonzero(is_long).flatten())
-    return [rows for rows in groups if rows.numel()]
+    order = torch.argsort(lengths, descending=True, stable=True)
+    order = order[lengths[order] > 0]
+    widths = lengths[order].tolist()
+    groups, start = [], 0
+    for i, width in enumerate(widths):
+        if width < (1.0 - max_padding) * widths[start]:
+            groups.append(order[start:i].sort().values)
+            start = i
+    if widths:
+        groups.append(order[start:].sort().values)
+    return groups
 
 
 def _gather_rows(layout: BlockLayout, rows: torch.Tensor):
@@ -37,10 +50,11 @@ def _gather_rows(layout: BlockLayout, rows: torch.Tensor):
     return idx, ok
 
 
-def _attend_rows(qb, kb, vb, key_ok, layout: BlockLayout, rows: torch.Tensor, scale: float) -> torch.Tensor:
+def _attend_rows(qb, kb, vb, key_ok, layout: BlockLayout, rows: torch.Tensor) -> torch.Tensor:
     """Attention output ``[B, R, b, D]`` of flattened query rows ``rows [R]`` (``r = h*nb + i``).
 
-    ``qb, kb, vb``: ``[B, H*nb, b, D]`` blocked tensors; ``key_ok``: ``[B, nb, b]`` real keys.
+    ``qb``: ``[B, H*nb, b, D]`` blocked queries, already scaled; ``kb, vb``: blocked keys and
+    values; ``key_ok``: ``[B, nb, b]`` real keys.
     """
     B, _, b, D = qb.shape
     nb = layout.num_k_blocks
@@ -53,8 +67,20 @@ def _attend_rows(qb, kb, vb, key_ok, layout: BlockLayout, rows: torch.Tensor, sc
     keys = kb.index_select(1, flat).reshape(B, R, W * b, D)
     values = vb.index_select(1, flat).reshape(B, R, W * b, D)
     mask = (key_ok[:, idx.reshape(-1)].reshape(B, R, W, b) & ok[None, :, :, None]).reshape(B, R, 1, W * b)
-    scores = qb.index_select(1, rows) @ keys.transpose(-1, -2) * scale  # [B, R, b, W*b]
-    return masked_softmax(scores, mask) @ values
+    scores = qb.index_select(1, rows) @ keys.transpose(-1, -2)  # [B, R, b, W*b]
+    return _softmax_over(scores, mask) @ values
+
+
+def _softmax_over(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """:func:`~bigbird_dna.attention.conventions.masked_softmax` with its full passes over ``scores [B, R, b, S]`` skipped where they
+    change nothing: the fill when ``mask [B, R, 1, S]`` is all True (no padded slot or padding key,
+    the usual training batch), and the final zeroing unless some row has no key at all (a masked
+    entry of a row with a real key is already exactly 0 after the softmax). Host syncs on CUDA."""
+    if bool(mask.all()):
+        return torch.softmax(scores, dim=-1)
+    probs = torch.softmax(scores.masked_fill(~mask, torch.finfo(scores.dtype).min), dim=-1)
+    has_key = mask.any(-1, keepdim=True)
+    return probs if bool(has_key.all()) else probs * has_key
 
 
 def torch_block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: BlockLayout,
@@ -64,7 +90,7 @@ def torch_block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
 
     Computes in fp32 (fp64 for fp64 inputs) and returns ``[B, H, T, D]`` in the input dtype. Rows
     are attended in the groups of :func:`row_groups`, so memory stays O(nnz * b^2) for BigBird
-    patterns.
+    patterns and little compute goes to padding slots.
     """
     check_attention_inputs(q, k, v, layout, key_padding_mask)
     B, H, T, D = q.shape
@@ -78,10 +104,19 @@ def torch_block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     def blocked(x):  # [B, H, T, D] -> [B, H*nb, b, D]
         return torch.nn.functional.pad(x.to(dtype), (0, 0, 0, pad)).reshape(B, H * nb, b, D)
 
-    qb, kb, vb = blocked(q), blocked(k), blocked(v)
+    qb, kb, vb = blocked(q * scale), blocked(k), blocked(v)  # scaling q is 1/(W*b/D) of scaling scores
     key_ok = valid.reshape(B, nb, b)
-    out = qb.new_zeros(B, H * nb, b, D)
-    for rows in row_groups(layout):
-        out = out.index_copy(1, rows, _attend_rows(qb, kb, vb, key_ok, layout, rows, scale))
-    out = out.reshape(B, H, nb * b, D)[:, :, :T] * valid[:, None, :T, None]
+    groups = row_groups(layout)
+    parts = [_attend_rows(qb, kb, vb, key_ok, layout, rows) for rows in groups]
+    placed = torch.cat(groups) if groups else torch.zeros(0, dtype=torch.long, device=q.device)
+    if placed.numel() < H * nb:  # rows without any key block output zeros
+        parts.append(qb.new_zeros(B, H * nb - placed.numel(), b, D))
+    out = torch.cat(parts, dim=1)  # rows in the order of `placed`, then the empty rows
+    where = torch.full((H * nb,), placed.numel(), dtype=torch.long, device=q.device)
+    where[placed] = torch.arange(placed.numel(), device=q.device)
+    empty = where == placed.numel()
+    where[empty] = placed.numel() + torch.arange(int(empty.sum()), device=q.device)
+    out = out.index_select(1, where).reshape(B, H, nb * b, D)[:, :, :T]
+    if key_padding_mask is not None:
+        out = out * valid[:, None, :T, None]
     return out.to(q.dtype)

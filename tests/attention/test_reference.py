@@ -78,12 +78,23 @@ def test_torch_backend_handles_ragged_custom_layouts():
     assert torch_block_sparse_attention(q, k, v, layout)[:, 0, 2 * BLOCK:3 * BLOCK].eq(0).all()
 
 
-def test_global_rows_are_attended_as_a_separate_long_group():
+def test_row_groups_keep_global_rows_apart_and_pad_little():
     nb, heads = 64, 2
-    short, long = row_groups(preset("bigbird_itc").build(heads, nb, BLOCK))
-    assert long.tolist() == [0, nb - 1, nb, 2 * nb - 1]
-    assert len(short) == heads * nb - 4
+    layout = preset("bigbird_itc").build(heads, nb, BLOCK)
+    groups = row_groups(layout)
+    assert groups[0].tolist() == [0, nb - 1, nb, 2 * nb - 1], "global query rows (every block) first, alone"
+    assert sorted(torch.cat(groups).tolist()) == list(range(heads * nb)), "every row exactly once"
+    lengths = layout.row_lengths()
+    for rows in groups:
+        assert lengths[rows].min() >= 0.75 * lengths[rows].max(), "a group pads a row by more than 25%"
     assert len(row_groups(preset("dense").build(heads, nb, BLOCK))) == 1
+
+
+def test_rows_of_one_length_are_one_group_and_empty_rows_none():
+    mask = torch.eye(6, dtype=torch.bool)[None].clone()
+    mask[0, 3, 3] = False  # row 3 attends to nothing
+    groups = row_groups(BlockLayout.from_block_mask(mask, BLOCK))
+    assert [g.tolist() for g in groups] == [[0, 1, 2, 4, 5]]
 
 
 def test_padded_queries_and_rows_without_keys_output_exact_zeros():
