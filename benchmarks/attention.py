@@ -10,8 +10,10 @@ peak memory of one forward+backward above the inputs. Baselines, measured in the
 - ``triton:<variant>``: ours, once per ``--variants`` name (``KernelOptions`` in
   ``bigbird_dna.attention.triton_kernels.VARIANTS``: index loaded in the loop or preloaded, dK/dV
   warps or register cap, the original "v0"), timed side by side in the same run.
-- ``flex``: ``torch.compile(flex_attention, dynamic=False)`` with a BlockMask built once by
-  ``BlockMask.from_kv_blocks`` (BLOCK_SIZE=64, every block passed as full, no mask_mod); compile and
+- ``flex``, ``flex:128``: ``torch.compile(flex_attention, dynamic=False)`` with a BlockMask built
+  once by ``BlockMask.from_kv_blocks``: ``flex`` on the layout's 64-token blocks, all full, no
+  mask_mod, 64-wide tiles forced (Flex's sm_90 tiles for d=64 are 128 wide); ``flex:128`` on
+  128-token blocks, partial ones resolved by a mask_mod, with the tiles Flex picks. Compile and
   mask-build times are reported separately, not in the timings.
 - ``sdpa:<backend>``: dense ``scaled_dot_product_attention`` for each backend that runs (flash,
   cudnn, efficient); the backend is part of the name.

@@ -1,6 +1,8 @@
 """The attention methods ``benchmarks/attention.py`` compares ours with, in the same run.
 
-- FlexAttention on the same block graph (a BlockMask built once, every block full, no mask_mod);
+- FlexAttention on the same block graph, twice: a BlockMask of the layout's own blocks (all full,
+  no mask_mod, 64-wide tiles), and one of 128-token blocks (partial ones with a mask_mod: the
+  tiles FlexAttention picks itself on sm_90);
 - dense ``scaled_dot_product_attention`` per backend (the backend is part of the method name);
 - HF transformers ``BigBirdBlockSparseAttention`` at T=4096 with identity projections.
 
@@ -9,50 +11,117 @@ reason. Shapes: q, k, v ``[B, H, T, D]``.
 """
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from benchmarks.harness import is_gpu, relative_error, wall_s
 
 
-def flex_block_mask(layout, seq: int):
-    """FlexAttention BlockMask with the layout's blocks, all full, indices padded to nb ([1, H, nq, nb])."""
-    from torch.nn.attention.flex_attention import BlockMask
-
+def block_table(layout) -> torch.Tensor:
+    """``[H, nq, nk]`` bool: True where the layout attends from query block to key block."""
     H, nq, nk = layout.num_heads, layout.num_q_blocks, layout.num_k_blocks
     lengths = (layout.kv_ptr[1:] - layout.kv_ptr[:-1]).long()
-    slot = torch.arange(nk, device=lengths.device)
-    pos = (layout.kv_ptr[:-1].long()[:, None] + slot).clamp(max=layout.nnz - 1)
-    indices = torch.where(slot < lengths[:, None], layout.kv_idx[pos], 0).to(torch.int32)
-    zeros = torch.zeros(1, H, nq, dtype=torch.int32, device=lengths.device)
-    return BlockMask.from_kv_blocks(zeros, torch.zeros_like(indices).view(1, H, nq, nk),
-                                    lengths.to(torch.int32).view(1, H, nq), indices.view(1, H, nq, nk),
-                                    BLOCK_SIZE=layout.block_size, seq_lengths=(seq, seq))
+    rows = torch.repeat_interleave(torch.arange(H * nq, device=lengths.device), lengths)
+    table = torch.zeros(H * nq, nk, dtype=torch.bool, device=lengths.device)
+    table[rows, layout.kv_idx[:layout.nnz].long()] = True
+    return table.view(H, nq, nk)
+
+
+def _kv_blocks(selected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``[H, NQ, NK]`` bool -> (counts ``[1, H, NQ]``, indices ``[1, H, NQ, NK]``, selected first)."""
+    order = torch.argsort((~selected).to(torch.uint8), dim=-1, stable=True)
+    return selected.sum(-1).to(torch.int32)[None], order.to(torch.int32)[None]
+
+
+def flex_block_mask(layout, seq: int, coarsen: int = 1):
+    """FlexAttention BlockMask of the layout.
+
+    ``coarsen=1``: the layout's own blocks, all full, no mask_mod. ``coarsen=c``: blocks of
+    ``c * block_size`` tokens; a coarse block wholly inside the layout is full, one partly inside
+    is partial and a ``mask_mod`` looks the token pair's fine block up in :func:`block_table`.
+    """
+    from torch.nn.attention.flex_attention import BlockMask
+
+    table, block = block_table(layout), layout.block_size
+    H, nq, nk = table.shape
+    if coarsen == 1:
+        empty = torch.zeros_like(table)
+        return BlockMask.from_kv_blocks(*_kv_blocks(empty), *_kv_blocks(table), BLOCK_SIZE=block,
+                                        seq_lengths=(seq, seq))
+    coarse = table.view(H, nq // coarsen, coarsen, nk // coarsen, coarsen)
+    active, full = coarse.any(dim=4).any(dim=2), coarse.all(dim=4).all(dim=2)
+
+    def mask_mod(b, h, q_idx, kv_idx):
+        return table[h, q_idx // block, kv_idx // block]
+    return BlockMask.from_kv_blocks(*_kv_blocks(active & ~full), *_kv_blocks(full), BLOCK_SIZE=block * coarsen,
+                                    mask_mod=mask_mod, seq_lengths=(seq, seq))
+
+
+@contextlib.contextmanager
+def flex_backward_tiles(block: int):
+    """Compile FlexAttention's backward with ``block``-wide tiles (3 stages, 4 warps).
+
+    Its sm_90 default for d=64 is (64, 128, 128, 64), which a 64-token BlockMask cannot take, and
+    unlike the forward's, the backward's tiles cannot be set by ``kernel_options``.
+    """
+    from torch._inductor.template_heuristics import triton as heuristics
+
+    cls = heuristics.CUDAConfigHeuristic
+    original = cls.get_flex_attn_bwd_configs
+    cls.get_flex_attn_bwd_configs = lambda self, head_dim, dtype: [
+        heuristics.FlexBwDConfig(block, block, block, block, 3, 4)]
+    try:
+        yield
+    finally:
+        cls.get_flex_attn_bwd_configs = original
 
 
 def run_flex(rec, layout, inputs, seq: int, ours) -> None:
+    """Two FlexAttention rows: ``flex`` on the layout's own blocks (64-wide tiles, every block full),
+    ``flex:128`` on 128-token blocks with partial blocks and a mask_mod (Flex's default tiles)."""
     if not is_gpu(inputs[0].device):
         return rec.skip("flex", "needs CUDA (torch.compile'd FlexAttention)")
+    for name, coarsen in (("flex", 1), ("flex:128", 2)):
+        try:
+            _run_flex_one(rec, name, layout, inputs, seq, ours, coarsen)
+        except Exception as err:  # noqa: BLE001 - a broken baseline is reported, not fatal
+            rec.skip(name, f"failed: {type(err).__name__}: {err}"[:300])
+    return None
+
+
+def _run_flex_one(rec, name: str, layout, inputs, seq: int, ours, coarsen: int) -> None:
     from torch.nn.attention.flex_attention import flex_attention
 
     device = inputs[0].device
+    # a fresh compile per mask: Dynamo would otherwise hit its recompile limit (8) by 64K and fall
+    # back to eager Flex, which materialises the whole score matrix (192 GiB at 64K)
+    torch._dynamo.reset()
+    # measure() times the backward alone with retain_graph=True, which donated buffers forbid
+    torch._functorch.config.donated_buffer = False
     block_mask = None
 
     def build():
         nonlocal block_mask
-        block_mask = flex_block_mask(layout, seq)
+        block_mask = flex_block_mask(layout, seq, coarsen)
     build_s = wall_s(build, device)
     mask_mib = sum(t.numel() * t.element_size() for t in block_mask.as_tuple() if torch.is_tensor(t)) / 2**20
     flex = torch.compile(flex_attention, dynamic=False)
-    attn = lambda q, k, v: flex(q, k, v, block_mask=block_mask)  # noqa: E731
-    compile_s = wall_s(lambda: attn(*inputs).backward(torch.ones_like(inputs[0])), device)
-    extra = {"mask_build_s": build_s, "mask_mib": mask_mib, "first_call_s": compile_s}
+    # Inductor's default forward tiles on sm_90 are 128 wide, which a 64-token BlockMask cannot
+    # take ("Q and KV block size must be divisible by BLOCK_M and BLOCK_N"): tile at the block size.
+    tiles = {"BLOCK_M": layout.block_size, "BLOCK_N": layout.block_size} if coarsen == 1 else {}
+    attn = lambda q, k, v: flex(q, k, v, block_mask=block_mask, kernel_options=tiles)  # noqa: E731
+    with flex_backward_tiles(layout.block_size) if coarsen == 1 else contextlib.nullcontext():
+        compile_s = wall_s(lambda: attn(*inputs).backward(torch.ones_like(inputs[0])), device)
+    extra = {"mask_build_s": build_s, "mask_mib": mask_mib, "first_call_s": compile_s, "kernel_options": tiles,
+             "block_mask": f"{layout.block_size * coarsen}-token blocks" + (", partial + mask_mod" if coarsen > 1 else "")}
     if ours is not None:
         with torch.no_grad():
             extra["rel_err_vs_ours"] = relative_error(attn(*inputs), ours(*inputs))
-        if extra["rel_err_vs_ours"] > 2e-2:
-            raise SystemExit(f"FlexAttention and ours disagree (relative error {extra['rel_err_vs_ours']:.2e}): "
-                             "the BlockMask differs")
-    rec.measure("flex", attn, **extra)
+        if extra["rel_err_vs_ours"] > 2e-2:  # not timed: a different mask is no comparison
+            return rec.skip(name, f"FlexAttention and ours disagree (relative error "
+                                  f"{extra['rel_err_vs_ours']:.2e}): the BlockMask differs")
+    rec.measure(name, attn, **extra)
     return None
 
 

@@ -47,31 +47,35 @@ if [[ $DRY_RUN == 1 ]]; then
     SMOKE=(--smoke)
     ATTENTION=(--smoke --block 16 --head-dim 16)
     MASK_VARIANTS=(--variants preload)
+    TRAIN_VARIANTS=(--variants loop preload)
     TESTS=(tests/attention/test_triton_gpu.py)   # all skipped without CUDA: checks the step, fast
     PROMOTER=(--smoke --genome-mbp 0.05)
 else
     DRY=()
     SMOKE=()
     ATTENTION=(--seq 4096 16384 65536 --tokens 0)
-    MASK_VARIANTS=(--variants loop preload)
+    MASK_VARIANTS=(--variants loop preload preload-fused)
+    TRAIN_VARIANTS=(--variants loop preload preload-fused)
     # GPU-only checks first, then the compiled kernels against the dense reference (bf16 included)
     TESTS=(tests/attention/test_triton_gpu.py tests/attention/test_triton_kernels.py
            tests/attention/test_encoder_backends.py tests/attention/test_triton_schedule.py)
     PROMOTER=(--genome-mbp 20)
+    # compiling the kernels dominates the tests: 4 workers when pytest-xdist is there
+    if "$PY" -c "import xdist" 2> /dev/null; then TESTS=(-n 4 "${TESTS[@]}"); fi
 fi
 
 # 1. the machine: clocks, power limit, versions, missing dependencies
 step env 15 "$PY" benchmarks/gpu_suite_report.py env "$OUT/env.json" "${DRY[@]}"
 # 2. the tests, one line per test in tests.log (read back even if the step times out)
-step tests 90 "$PY" -m pytest -v -p no:cacheprovider "${TESTS[@]}"
+step tests 120 "$PY" -m pytest -v -p no:cacheprovider "${TESTS[@]}"
 # 3. attention at 4K, 16K, 64K: every kernel variant, FlexAttention, dense SDPA, HF BigBird at 4K
-step attention 215 "$PY" benchmarks/attention.py "${ATTENTION[@]}" --out "$OUT/attention.json"
+step attention 300 "$PY" benchmarks/attention.py "${ATTENTION[@]}" --out "$OUT/attention.json"
 # 4. ours again with the all-True padding mask the encoder passes (the HAS_KPM kernels)
-step attention_mask 70 "$PY" benchmarks/attention.py "${ATTENTION[@]}" --key-padding-mask --methods triton \
+step attention_mask 45 "$PY" benchmarks/attention.py "${ATTENTION[@]}" --key-padding-mask --methods triton \
     "${MASK_VARIANTS[@]}" --out "$OUT/attention_mask.json"
 # 5. BigBird-base MLM training: ours vs transformers at 4K, ours at 16K and 64K (+ checkpoint_layers)
-step train 95 "$PY" benchmarks/train_throughput.py "${SMOKE[@]}" --variants loop preload --out "$OUT/train.json"
+step train 95 "$PY" benchmarks/train_throughput.py "${SMOKE[@]}" "${TRAIN_VARIANTS[@]}" --out "$OUT/train.json"
 # 6. promoter scanning throughput, end to end
-step promoter_scan 55 "$PY" benchmarks/promoter_scan.py "${PROMOTER[@]}" --out "$OUT/promoter_scan.json"
+step promoter_scan 50 "$PY" benchmarks/promoter_scan.py "${PROMOTER[@]}" --out "$OUT/promoter_scan.json"
 
 "$PY" benchmarks/gpu_suite_report.py merge "$OUT" --stamp "$STAMP" "${DRY[@]}"

@@ -25,7 +25,9 @@ sys.path.insert(0, str(REPO))
 # The runtime dependencies bigbird_dna imports (pyproject), by import name.
 RUNTIME_MODULES = ("torch", "triton", "lightning", "hydra", "omegaconf", "antlr4", "tokenizers", "pyfaidx", "Bio",
                    "torchmetrics", "h5py", "scipy", "numpy", "matplotlib", "tqdm", "submitit", "transformers")
-TEST_LINE = re.compile(r"^(\S+::\S+)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)")
+OUTCOME = "PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS"
+# `pytest -v` prints "path::test OUTCOME"; with xdist (-n), "[gw0] [ 10%] OUTCOME path::test"
+TEST_LINE = re.compile(rf"^(?P<id>\S+::\S+)\s+(?P<outcome>{OUTCOME})|^\[gw\d+\] \[\s*\d+%\] (?P<outcome2>{OUTCOME}) (?P<id2>\S+::\S+)")
 
 
 def write_env(path: Path, dry_run: bool) -> None:
@@ -54,9 +56,10 @@ def count_test_outcomes(log: Path) -> dict:
         for line in log.read_text(errors="replace").splitlines():
             match = TEST_LINE.match(line)
             if match:
-                outcomes["tests"][match.group(2)] = outcomes["tests"].get(match.group(2), 0) + 1
-                if match.group(2) in ("FAILED", "ERROR"):
-                    outcomes["failed"].append(match.group(1))
+                test_id, outcome = match["id"] or match["id2"], match["outcome"] or match["outcome2"]
+                outcomes["tests"][outcome] = outcomes["tests"].get(outcome, 0) + 1
+                if outcome in ("FAILED", "ERROR"):
+                    outcomes["failed"].append(test_id)
     return outcomes
 
 

@@ -33,7 +33,8 @@ def bench_ms(fn, device, warmup_ms: float = 25, rep_ms: float = 100, grad_to_non
     """Median milliseconds of ``fn()``.
 
     On CUDA: ``triton.testing.do_bench`` (L2 flushed between runs) with at least 25 warm-up and
-    100 timed runs. Elsewhere (smoke runs): one timed call, to check the script, not the speed.
+    100 timed runs, except that a slow call (dense attention at 64K: 100-400 ms) is timed for
+    about 2 s after 0.5 s of warm-up. Elsewhere (smoke runs): one timed call, to check the script, not the speed.
     """
     if not is_gpu(device):
         start = time.perf_counter()
@@ -48,7 +49,8 @@ def bench_ms(fn, device, warmup_ms: float = 25, rep_ms: float = 100, grad_to_non
     end.record()
     torch.cuda.synchronize()
     estimate = start.elapsed_time(end)
-    return triton.testing.do_bench(fn, warmup=max(warmup_ms, 25 * estimate), rep=max(rep_ms, 100 * estimate),
+    return triton.testing.do_bench(fn, warmup=max(warmup_ms, min(25 * estimate, 500)),
+                                   rep=max(rep_ms, min(100 * estimate, 2000)),
                                    grad_to_none=grad_to_none, return_mode="median")
 
 

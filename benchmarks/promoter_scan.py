@@ -8,7 +8,7 @@ What runs:
 1. A BPE tokenizer is trained on the bundled H. pylori genome (``--vocab-size``, 32000 as in the
    paper) or loaded (``--tokenizer``).
 2. The window is calibrated: the largest ``window_bp`` (a multiple of 100) whose windows of the
-   test genome all fit in ``--tokens`` (4096) including [CLS] and [SEP].
+   test genome (both strands) all fit in ``--tokens`` (4096) including [CLS] and [SEP].
 3. A promoter model with random weights is exported (throughput does not depend on the weights).
 4. A test genome of ``--genome-mbp`` Mbp (the H. pylori genome repeated, as one FASTA of
    several records) is scanned by the real ``python -m bigbird_dna.predict`` code path, after a
@@ -92,15 +92,24 @@ def write_test_genome(path: Path, source: list[str], total_bp: int, record_bp: i
 
 
 def calibrate_window(tokenizer, seqs: list[str], max_tokens: int) -> int:
-    """Largest window (multiple of 100 bp) whose non-overlapping windows of ``seqs`` all fit."""
+    """Largest window (multiple of 100 bp) whose windows of ``seqs`` all fit, on both strands.
+
+    The windows checked are the scan's own: per contig, stride equal to the window, plus the
+    window that ends at the contig's end, each also reverse-complemented (the scan scores both
+    strands, and a reverse complement can take more tokens than its forward strand).
+    """
+    from bigbird_dna.genome.sequence import reverse_complement
+
     body = max_tokens - 2
-    unit = "".join(seqs)
-    window = int(body * tokenizer.bp_per_token([unit[:2_000_000]]) * 1.1) // 100 * 100
+    window = int(body * tokenizer.bp_per_token([seqs[0][:2_000_000]]) * 1.1) // 100 * 100
     while window > 100:
-        windows = [unit[i:i + window] for i in range(0, len(unit) - window + 1, window)][:2000]
-        if max(map(len, tokenizer.encode_batch(windows))) <= body:
+        windows = [seq[start:start + window] for seq in seqs if len(seq) >= window
+                   for start in [*range(0, len(seq) - window + 1, window), len(seq) - window]][:4000]
+        windows += [reverse_complement(w) for w in windows]
+        longest = max(map(len, tokenizer.encode_batch(windows)))
+        if longest <= body:
             return window
-        window -= 100
+        window = min(window - 100, int(window * body / longest) // 100 * 100)  # shrink by the overshoot
     raise SystemExit("could not find a window that fits the context")
 
 
@@ -138,15 +147,16 @@ def main(argv: list[str] | None = None) -> dict:
     else:
         chunks = [s[i:i + 10_000] for s in seqs for i in range(0, len(s), 10_000)]
         tokenizer = train_bpe_tokenizer(chunks, vocab_size=args.vocab_size, max_token_length=32)
-    window = calibrate_window(tokenizer, seqs, args.tokens)
     shape = TINY if args.smoke else BASE
     model = {**shape, "vocab_size": tokenizer.vocab_size, "pad_id": 0, "max_positions": args.tokens}
     module = PromoterTask(model, {}, num_labels=1, head={"dropout": 0.1})
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        genome_bp = write_test_genome(tmp / "genome.fa", seqs, int(args.genome_mbp * 1e6))
+        # calibrated on the scanned genome itself: its windows start at other phases of the source
+        window = calibrate_window(tokenizer, genome_records(tmp / "genome.fa"), args.tokens)
         export = write_export(tmp / "export", "promoter", module.state_dict(), module.config.to_dict(), tokenizer,
                               task_config={"name": "promoter", "head": {"dropout": 0.1}, "predict_window_bp": window})
-        genome_bp = write_test_genome(tmp / "genome.fa", seqs, int(args.genome_mbp * 1e6))
         warmup_bp = write_test_genome(tmp / "warmup.fa", seqs, min(genome_bp, 64 * window))
         common = ["--model", str(export), "--window", str(window), "--stride", str(window), "--strands", "both",
                   "--batch-size", str(args.batch_size), "--device", str(device), "--no-progress"]
