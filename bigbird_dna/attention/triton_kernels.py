@@ -29,15 +29,18 @@ Algorithm (FlashAttention-2 over a block graph):
   output exactly 0; their LSE is stored as ``+inf`` so that they get zero gradient everywhere.
 - **Index mode** (``KernelOptions.index_mode``). Compiled for sm_90 (bf16, block 64, D 64) with
   triton 3.6.0 (the GPU image's) and 3.9.0 alike: with the block index loaded inside the loop
-  (``"loop"``, the default), the TTGIR loop of all three kernels starts with ``async_wait {num =
+  (``"loop"``), the TTGIR loop of all three kernels starts with ``async_wait {num =
   0}`` (no prefetch) when there is no padding mask; with a padding mask forward and dQ already
   pipeline (``num = 2``) but dK/dV does not. With the item's indices preloaded into registers
   (``"preload"``) every case waits with ``num = 2`` (forward, dQ) or ``num = 4`` (dK/dV), for 2-4
   more registers and 16-17 KiB more shared memory (the fused merge adds 6 more registers to the
   forward: 126). dK/dV uses 194-198 registers at 4 warps (2
   programs per SM); ``dkdv_num_warps=8`` gives 152-158, ``dkdv_maxnreg=168`` gives 168 with
-  112 bytes of spill (3 per SM). Which is faster is not measured yet: ``VARIANTS`` names the
-  options that ``benchmarks/attention.py`` times side by side.
+  112 bytes of spill (3 per SM). ``VARIANTS`` names the options that ``benchmarks/attention.py``
+  times side by side. The default, ``"preload-fused"``, was chosen on an H100 (bf16, 12 heads,
+  BigBird-ITC): its GPU time per forward+backward (CUDA-graph replay) was the lowest at 4K, 16K
+  and 64K tokens (0.127, 0.417, 1.679 ms against 0.134, 0.473, 1.746 for ``"loop"``); see
+  ``benchmarks/README.md``.
 
 Supported: q, k, v ``[B, H, T, D]`` (any strides with unit stride on D, else copied), fp16, bf16 or
 fp32 (fp32 dots in IEEE precision, no TF32); D in {16, 32, 64, 128}; ``layout.block_size`` in
@@ -50,9 +53,8 @@ fp16 (the interpreter cannot run bf16 dots), in both index modes; see
 ``tests/attention/test_triton_kernels.py``. The same tests pass with the triton 3.6.0 interpreter
 and numpy 2.4 thanks to ``_fix_interpreter_index`` (a workaround, not a numpy pin). The kernels
 compile, without a GPU, for sm_90 and sm_80 with triton 3.9.0 and 3.6.0 (the tests check 3.9,
-shared memory and the pipelined waits). **Not yet run on a GPU**: numerics of the compiled kernels
-(bf16 included), the launch settings (``_launch_config``) and performance are unverified; the
-``gpu`` tests and ``benchmarks/gpu_suite.sh`` are written for that.
+shared memory and the pipelined waits). On an H100 (torch 2.11, triton 3.6) the compiled kernels
+pass the same reference tests, bf16 included, and the ``gpu`` tests (``benchmarks/gpu_suite.sh``).
 
 Limitations: no dropout, no attention bias, no causal masking beyond what the layout encodes; the
 forward partials of split rows cost ``4 * (global blocks) / (6 * chunk_blocks)`` of the Q/K/V bytes
@@ -140,7 +142,7 @@ VARIANTS = {
     "preload-dkdv-w8": KernelOptions(index_mode="preload", dkdv_num_warps=8),
     "preload-dkdv-r168": KernelOptions(index_mode="preload", dkdv_maxnreg=168),
 }
-DEFAULT_OPTIONS = KernelOptions()
+DEFAULT_OPTIONS = VARIANTS["preload-fused"]  # measured fastest on an H100 (module docstring)
 
 
 def _launch_config(block: int, head_dim: int, elem_size: int, backward: bool) -> dict:
