@@ -73,9 +73,13 @@ step attention 300 "$PY" benchmarks/attention.py "${ATTENTION[@]}" --out "$OUT/a
 # 4. ours again with the all-True padding mask the encoder passes (the HAS_KPM kernels)
 step attention_mask 45 "$PY" benchmarks/attention.py "${ATTENTION[@]}" --key-padding-mask --methods triton \
     "${MASK_VARIANTS[@]}" --out "$OUT/attention_mask.json"
-# 5. BigBird-base MLM training: ours vs transformers at 4K, ours at 16K and 64K (+ checkpoint_layers)
+# 5. host overhead: eager step against its CUDA-graph replay, ours and Flex (GPU time; no smoke mode)
+if [[ $DRY_RUN == 0 ]]; then
+    step graph_overhead 45 "$PY" benchmarks/graph_overhead.py --out "$OUT/graph_overhead.json"
+fi
+# 6. BigBird-base MLM training: ours vs transformers at 4K, ours at 16K and 64K (+ checkpoint_layers)
 step train 95 "$PY" benchmarks/train_throughput.py "${SMOKE[@]}" "${TRAIN_VARIANTS[@]}" --out "$OUT/train.json"
-# 6. promoter scanning throughput, end to end
+# 7. promoter scanning throughput, end to end
 step promoter_scan 50 "$PY" benchmarks/promoter_scan.py "${PROMOTER[@]}" --out "$OUT/promoter_scan.json"
 
 "$PY" benchmarks/gpu_suite_report.py merge "$OUT" --stamp "$STAMP" "${DRY[@]}"

@@ -82,7 +82,7 @@ def attention_lines(data: dict | None) -> list[str]:
     return lines
 
 
-def targets(attention: dict | None, train: dict | None) -> dict:
+def targets(attention: dict | None, train: dict | None, graph: dict | None = None) -> dict:
     """The issue's targets as measured ratios (None where a row is missing)."""
     found: dict = {}
     rows = [r for r in (attention or {}).get("results", []) if "fwd_bwd_ms" in r and r["batch"] == 1]
@@ -104,6 +104,12 @@ def targets(attention: dict | None, train: dict | None) -> dict:
     big, small = best("triton", 65536), best("triton", 16384)
     if big and small and big.get("peak_mib") and small.get("peak_mib"):
         found["peak_memory_64k_over_16k"] = big["peak_mib"] / small["peak_mib"]
+    replays = [r for r in (graph or {}).get("results", []) if "graph_ms" in r]
+    for seq in sorted({r["seq"] for r in replays}):
+        ours = [r["graph_ms"] for r in replays if r["seq"] == seq and r["method"].startswith("triton")]
+        flex = [r["graph_ms"] for r in replays if r["seq"] == seq and r["method"] == "flex"]
+        if ours and flex:  # GPU time alone (CUDA-graph replays), no host in the way
+            found[f"flex_over_ours_graph_{seq}"] = min(flex) / min(ours)
     for key, value in ((train or {}).get("summary") or {}).items():
         if isinstance(value, float):
             found[f"train_{key}"] = value
@@ -120,9 +126,9 @@ def merge(out: Path, stamp: str, dry_run: bool) -> Path:
                "device": env.get("device"), "commit": env.get("commit"), "versions": env.get("versions"),
                "clocks_and_power": env.get("nvidia_smi_gpu"), "environment": env, "steps": steps,
                "tests": count_test_outcomes(out / "tests.log")}
-    for name in ("attention", "attention_mask", "train", "promoter_scan"):
+    for name in ("attention", "attention_mask", "graph_overhead", "train", "promoter_scan"):
         results[name] = read_json(out / f"{name}.json")
-    results["targets"] = targets(results["attention"], results["train"])
+    results["targets"] = targets(results["attention"], results["train"], results["graph_overhead"])
     path = out / f"gpu-{stamp}{'-dryrun' if dry_run else ''}.json"
     path.write_text(json.dumps(results, indent=2, default=str))
     if not dry_run:
@@ -143,6 +149,10 @@ def print_table(results: dict) -> None:
     print(f"tests: {results['tests']['tests']} failed: {results['tests']['failed'][:10]}")
     for line in attention_lines(results["attention"]) + attention_lines(results["attention_mask"]):
         print(line)
+    for row in (results.get("graph_overhead") or {}).get("results", []):
+        if "graph_ms" in row:
+            print(f"graph T={row['seq']} {row['method']}: eager {row['eager_ms']:.3f} ms, "
+                  f"CUDA-graph replay {row['graph_ms']:.3f} ms")
     train = results["train"] or {}
     for row in train.get("results", []):
         peak = "-" if row.get("peak_gib") is None else f"{row['peak_gib']:.1f}"

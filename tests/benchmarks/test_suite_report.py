@@ -23,6 +23,24 @@ def test_outcomes_are_counted_from_a_log_cut_by_the_timeout(tmp_path):
     assert outcomes["failed"] == ["tests/a.py::test_y[loop]"]
 
 
+def test_outcomes_are_counted_from_an_xdist_log(tmp_path):
+    log = tmp_path / "tests.log"
+    log.write_text("[gw0] [  4%] PASSED tests/a.py::test_x \n[gw3] [ 8%] FAILED tests/a.py::test_y[preload] \n"
+                   "[gw1] [ 12%] SKIPPED tests/b.py::test_z \n")
+    outcomes = count_test_outcomes(log)
+    assert outcomes["tests"] == {"PASSED": 1, "FAILED": 1, "SKIPPED": 1}
+    assert outcomes["failed"] == ["tests/a.py::test_y[preload]"]
+
+
+def test_graph_replays_give_the_gpu_time_ratio_to_flex():
+    graph = {"results": [{"seq": 16384, "method": "triton:loop", "eager_ms": 0.9, "graph_ms": 0.5},
+                         {"seq": 16384, "method": "triton:preload-fused", "eager_ms": 0.9, "graph_ms": 0.4},
+                         {"seq": 16384, "method": "flex", "eager_ms": 1.0, "graph_ms": 0.8},
+                         {"seq": 65536, "method": "flex", "failed": "OutOfMemoryError"}]}
+    found = targets(None, None, graph)
+    assert found == {"flex_over_ours_graph_16384": 2.0}
+
+
 def test_targets_compare_our_best_variant_with_each_baseline():
     attention = {"results": [row("triton:loop", 16384, 2.0, peak_mib=100.0), row("triton:preload", 16384, 1.0,
                                                                                   peak_mib=100.0),
