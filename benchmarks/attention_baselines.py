@@ -90,14 +90,21 @@ def run_flex(rec, layout, inputs, seq: int, ours) -> None:
     return None
 
 
-def _run_flex_one(rec, name: str, layout, inputs, seq: int, ours, coarsen: int) -> None:
+def compiled_flex(layout, inputs, seq: int, coarsen: int = 1):
+    """FlexAttention on ``layout``, compiled by a first forward+backward on ``inputs``.
+
+    Returns ``(attn, info)``: ``attn(q, k, v)`` and the mask build and compile facts. ``coarsen=1``
+    tiles at the layout's block size: Inductor's sm_90 forward tiles are 128 wide, which a
+    64-token BlockMask refuses ("Q and KV block size must be divisible by BLOCK_M and BLOCK_N").
+    """
     from torch.nn.attention.flex_attention import flex_attention
 
     device = inputs[0].device
     # a fresh compile per mask: Dynamo would otherwise hit its recompile limit (8) by 64K and fall
     # back to eager Flex, which materialises the whole score matrix (192 GiB at 64K)
     torch._dynamo.reset()
-    # measure() times the backward alone with retain_graph=True, which donated buffers forbid
+    # the attention benchmark times the backward alone with retain_graph=True, which donated
+    # buffers forbid
     torch._functorch.config.donated_buffer = False
     block_mask = None
 
@@ -107,14 +114,19 @@ def _run_flex_one(rec, name: str, layout, inputs, seq: int, ours, coarsen: int) 
     build_s = wall_s(build, device)
     mask_mib = sum(t.numel() * t.element_size() for t in block_mask.as_tuple() if torch.is_tensor(t)) / 2**20
     flex = torch.compile(flex_attention, dynamic=False)
-    # Inductor's default forward tiles on sm_90 are 128 wide, which a 64-token BlockMask cannot
-    # take ("Q and KV block size must be divisible by BLOCK_M and BLOCK_N"): tile at the block size.
     tiles = {"BLOCK_M": layout.block_size, "BLOCK_N": layout.block_size} if coarsen == 1 else {}
     attn = lambda q, k, v: flex(q, k, v, block_mask=block_mask, kernel_options=tiles)  # noqa: E731
     with flex_backward_tiles(layout.block_size) if coarsen == 1 else contextlib.nullcontext():
         compile_s = wall_s(lambda: attn(*inputs).backward(torch.ones_like(inputs[0])), device)
-    extra = {"mask_build_s": build_s, "mask_mib": mask_mib, "first_call_s": compile_s, "kernel_options": tiles,
-             "block_mask": f"{layout.block_size * coarsen}-token blocks" + (", partial + mask_mod" if coarsen > 1 else "")}
+    for x in inputs:
+        x.grad = None
+    blocks = f"{layout.block_size * coarsen}-token blocks" + (", partial + mask_mod" if coarsen > 1 else "")
+    return attn, {"mask_build_s": build_s, "mask_mib": mask_mib, "first_call_s": compile_s,
+                  "kernel_options": tiles, "block_mask": blocks}
+
+
+def _run_flex_one(rec, name: str, layout, inputs, seq: int, ours, coarsen: int) -> None:
+    attn, extra = compiled_flex(layout, inputs, seq, coarsen)
     if ours is not None:
         with torch.no_grad():
             extra["rel_err_vs_ours"] = relative_error(attn(*inputs), ours(*inputs))

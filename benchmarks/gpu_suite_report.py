@@ -27,7 +27,8 @@ RUNTIME_MODULES = ("torch", "triton", "lightning", "hydra", "omegaconf", "antlr4
                    "torchmetrics", "h5py", "scipy", "numpy", "matplotlib", "tqdm", "submitit", "transformers")
 OUTCOME = "PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS"
 # `pytest -v` prints "path::test OUTCOME"; with xdist (-n), "[gw0] [ 10%] OUTCOME path::test"
-TEST_LINE = re.compile(rf"^(?P<id>\S+::\S+)\s+(?P<outcome>{OUTCOME})|^\[gw\d+\] \[\s*\d+%\] (?P<outcome2>{OUTCOME}) (?P<id2>\S+::\S+)")
+TEST_LINE = re.compile(rf"^(?P<id>\S+::\S+)\s+(?P<outcome>{OUTCOME})"
+                       rf"|^\[gw\d+\] \[\s*\d+%\] (?P<outcome2>{OUTCOME}) (?P<id2>\S+::\S+)")
 
 
 def write_env(path: Path, dry_run: bool) -> None:

@@ -34,7 +34,8 @@ def bench_ms(fn, device, warmup_ms: float = 25, rep_ms: float = 100, grad_to_non
 
     On CUDA: ``triton.testing.do_bench`` (L2 flushed between runs) with at least 25 warm-up and
     100 timed runs, except that a slow call (dense attention at 64K: 100-400 ms) is timed for
-    about 2 s after 0.5 s of warm-up. Elsewhere (smoke runs): one timed call, to check the script, not the speed.
+    about 2 s after 0.5 s of warm-up. Elsewhere (smoke runs): one timed call, to check the script,
+    not the speed.
     """
     if not is_gpu(device):
         start = time.perf_counter()

@@ -59,3 +59,19 @@ def test_merge_keeps_the_steps_that_finished_and_marks_the_timed_out_one(tmp_pat
     merged = json.loads(merge(tmp_path, "2026-01-01-0000", dry_run=True).read_text())
     assert [s["timed_out"] for s in merged["steps"]] == [False, True]
     assert merged["attention"]["results"][0]["method"] == "triton:loop" and merged["train"] is None
+
+
+def test_graph_overhead_keeps_no_timing_of_a_method_that_disagrees_with_its_reference():
+    import torch
+
+    from benchmarks.graph_overhead import errors, gate
+
+    reference = (torch.ones(4),) * 4
+    timed = {"eager_ms": 0.1, "graph_ms": 0.05, "eager_over_graph": 2.0}
+    good, broken = dict(timed), dict(timed)
+    gate(good, errors(reference, reference), "reference")
+    gate(broken, errors((torch.zeros(4),) * 4, reference), "reference")  # a kernel that outputs nothing
+    assert good["graph_ms"] == 0.05 and "failed" not in good
+    assert "graph_ms" not in broken and broken["untrusted_timings"] == timed and "failed" in broken
+    assert targets(None, None, {"results": [{"seq": 4096, "method": "triton:loop", **broken},
+                                            {"seq": 4096, "method": "flex", **good}]}) == {}
