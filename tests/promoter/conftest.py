@@ -45,8 +45,9 @@ def tiny_tokenizer():
                                max_token_length=8)
 
 
-def make_export(out_dir: Path, task: str, tokenizer, predict_window_bp: int = 100) -> Path:
-    """An untrained export of ``task`` ("promoter" or "mlm") that has run one forward pass."""
+def make_export(out_dir: Path, task: str, tokenizer, predict_window_bp: int = 100, **model_overrides) -> Path:
+    """An untrained export of ``task`` ("promoter" or "mlm") that has run one forward pass;
+    ``model_overrides`` change ``TINY_MODEL`` (e.g. ``position="absolute"``)."""
     import torch
 
     from bigbird_dna.model.export import write_export
@@ -54,7 +55,7 @@ def make_export(out_dir: Path, task: str, tokenizer, predict_window_bp: int = 10
     from bigbird_dna.tasks.promoter import PromoterTask
 
     torch.manual_seed(0)
-    model = {**TINY_MODEL, "vocab_size": tokenizer.vocab_size, "pad_id": 0}
+    model = {**TINY_MODEL, "vocab_size": tokenizer.vocab_size, "pad_id": 0, **model_overrides}
     if task == "mlm":
         module = MLMTask(model, {}, tokenizer_sha256=tokenizer.sha256)
         task_config = {"name": "mlm"}
