@@ -45,6 +45,9 @@ class EncoderConfig:
     ``position``: ``"rope"`` (rotary, in every attention layer; the default) or ``"absolute"`` (the
     paper's learned position embeddings, added to the token embeddings). :meth:`from_dict` reads a
     dict without the key, i.e. a checkpoint or export made before the key existed, as ``absolute``.
+    ``conv_kernel``: width of a depthwise convolution in every layer, before attention (0 = none,
+    the paper's layer; configs without the key read as 0); see
+    :class:`~bigbird_dna.model.encoder.LocalConvolution`.
     """
 
     vocab_size: int
@@ -58,11 +61,15 @@ class EncoderConfig:
     pad_id: int = 0
     checkpoint_layers: bool = False
     position: str = "rope"
+    conv_kernel: int = 0
     attention: AttentionConfig = field(default_factory=AttentionConfig)
 
     def __post_init__(self) -> None:
         if isinstance(self.attention, dict):
             self.attention = AttentionConfig(**self.attention)
+        if self.conv_kernel < 0 or (self.conv_kernel and self.conv_kernel % 2 == 0):
+            raise InputError(f"model.conv_kernel={self.conv_kernel} must be 0 (off) or an odd width, "
+                             "so the convolution is centred on each token.")
         if self.position not in POSITIONS:
             raise InputError(f"model.position={self.position!r} is not one of {POSITIONS}.")
         if self.hidden_size % self.num_heads:

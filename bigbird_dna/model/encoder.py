@@ -51,6 +51,27 @@ class BlockSparseSelfAttention(nn.Module):
         return self.out(context.transpose(1, 2).reshape(batch, seq, hidden))
 
 
+class LocalConvolution(nn.Module):
+    """Depthwise convolution over neighbouring tokens, then GELU and a pointwise projection.
+
+    Each channel sees the ``kernel`` tokens centred on each position, at fixed offsets: what a
+    k-mer chain or a CNN reads, which attention must otherwise learn to route (as in ConvBERT,
+    Hyena and Caduceus' short convolutions). Padding tokens are zeroed first, so they never leak
+    into real positions.
+    """
+
+    def __init__(self, config: EncoderConfig):
+        super().__init__()
+        size = config.hidden_size
+        self.depthwise = nn.Conv1d(size, size, config.conv_kernel, padding=config.conv_kernel // 2, groups=size)
+        self.pointwise = nn.Linear(size, size)
+
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """``x [B, T, H]``, ``attention_mask [B, T]`` (True = real token) -> ``[B, T, H]``."""
+        x = x * attention_mask.unsqueeze(-1).to(x.dtype)
+        return self.pointwise(nn.functional.gelu(self.depthwise(x.transpose(1, 2)).transpose(1, 2)))
+
+
 class FeedForward(nn.Module):
     def __init__(self, config: EncoderConfig):
         super().__init__()
@@ -65,10 +86,17 @@ class FeedForward(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Pre-LN residual block: x + drop(attn(LN(x))), then x + drop(mlp(LN(x)))."""
+    """Pre-LN residual block: [x + drop(conv(LN(x)))], x + drop(attn(LN(x))), then x + drop(mlp(LN(x))).
+
+    The convolution branch exists only with ``config.conv_kernel`` > 0.
+    """
 
     def __init__(self, config: EncoderConfig, layer: int, layouts: LayoutRegistry):
         super().__init__()
+        self.conv_norm = self.conv = None
+        if config.conv_kernel:
+            self.conv_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
+            self.conv = LocalConvolution(config)
         self.attn_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
         self.attn = BlockSparseSelfAttention(config, layer, layouts)
         self.mlp_norm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
@@ -76,6 +104,8 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        if self.conv is not None:
+            x = x + self.dropout(self.conv(self.conv_norm(x), attention_mask))
         x = x + self.dropout(self.attn(self.attn_norm(x), attention_mask))
         return x + self.dropout(self.mlp(self.mlp_norm(x)))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
 
 
@@ -31,21 +32,69 @@ class MLMHead(nn.Module):
         return self.transform(hidden) @ self.embedding.weight.t() + self.bias
 
 
-class ClassificationHead(nn.Module):
-    """Sequence classifier on the [CLS] vector: dropout, then one linear layer (the paper's head).
+POOLINGS = ("cls", "mean", "max", "mean_max", "attention")
 
-    With ``hidden_size`` set, a hidden layer comes first (dense -> GELU -> dropout), as in HF's
-    ``BigBirdClassificationHead``; the default ``None`` is the paper's single linear layer.
+
+class SequencePooling(nn.Module):
+    """One vector per sequence from hidden states, over real tokens only.
+
+    ``cls``: the [CLS] vector (position 0; the paper's head). ``mean`` / ``max``: the mean / max over
+    real tokens (``attention_mask`` True; [CLS] and [SEP] included). ``mean_max``: both, concatenated
+    (``2 x hidden``). ``attention``: a learned softmax weighting of the tokens (one query vector).
+    A CNN's global max pool finds a motif anywhere in the window; ``cls`` must learn to route it.
+
+    Args:
+        hidden_size: the encoder's hidden size.
+        pooling: one of :data:`POOLINGS`.
+    """
+
+    def __init__(self, hidden_size: int, pooling: str = "cls"):
+        super().__init__()
+        if pooling not in POOLINGS:
+            raise InputError(f"task.head.pooling={pooling!r} is not one of {POOLINGS}.")
+        self.pooling = pooling
+        self.output_size = 2 * hidden_size if pooling == "mean_max" else hidden_size
+        self.score = nn.Linear(hidden_size, 1) if pooling == "attention" else None
+
+    def forward(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``hidden [B, T, H]``, ``attention_mask [B, T]`` (True = real token) -> ``[B, output_size]``."""
+        if self.pooling == "cls":
+            return hidden[:, 0]
+        if attention_mask is None:
+            attention_mask = torch.ones(hidden.shape[:2], dtype=torch.bool, device=hidden.device)
+        keep = attention_mask.unsqueeze(-1)  # [B, T, 1]
+        mean = (hidden * keep).sum(1) / keep.sum(1).clamp(min=1)
+        largest = hidden.masked_fill(~keep, torch.finfo(hidden.dtype).min).amax(1)
+        if self.pooling == "mean":
+            return mean
+        if self.pooling == "max":
+            return largest
+        if self.pooling == "mean_max":
+            return torch.cat([mean, largest], dim=-1)
+        weights = self.score(hidden).squeeze(-1).masked_fill(~attention_mask, float("-inf")).softmax(-1)
+        return torch.einsum("bt,bth->bh", weights.to(hidden.dtype), hidden)
+
+
+class ClassificationHead(nn.Module):
+    """Sequence classifier: pool the hidden states, dropout, then one linear layer.
+
+    The default pooling is the [CLS] vector with one linear layer (the paper's head). With
+    ``hidden_size`` set, a hidden layer comes first (dense -> GELU -> dropout), as in HF's
+    ``BigBirdClassificationHead``.
 
     Args:
         input_size: the encoder's hidden size.
-        num_labels: independent binary outputs (1 for promoters, 919 for chromatin profiles).
-        dropout: dropout on the [CLS] vector (and after the hidden layer).
+        num_labels: outputs (1 for promoters, 919 for chromatin profiles, C for C classes).
+        dropout: dropout on the pooled vector (and after the hidden layer).
         hidden_size: width of the optional hidden layer.
+        pooling: how the sequence becomes one vector; see :class:`SequencePooling`.
     """
 
-    def __init__(self, input_size: int, num_labels: int, dropout: float = 0.1, hidden_size: int | None = None):
+    def __init__(self, input_size: int, num_labels: int, dropout: float = 0.1, hidden_size: int | None = None,
+                 pooling: str = "cls"):
         super().__init__()
+        self.pool = SequencePooling(input_size, pooling)
+        input_size = self.pool.output_size
         layers: list[nn.Module] = [nn.Dropout(dropout)]
         if hidden_size:
             layers += [nn.Linear(input_size, hidden_size), nn.GELU(), nn.Dropout(dropout)]
@@ -53,6 +102,6 @@ class ClassificationHead(nn.Module):
         self.body = nn.Sequential(*layers)
         self.out = nn.Linear(input_size, num_labels)
 
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        """``hidden [B, T, H]`` (position 0 is [CLS]) -> logits ``[B, num_labels]``."""
-        return self.out(self.body(hidden[:, 0]))
+    def forward(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``hidden [B, T, H]`` (position 0 is [CLS]), ``attention_mask [B, T]`` -> logits ``[B, num_labels]``."""
+        return self.out(self.body(self.pool(hidden, attention_mask)))
