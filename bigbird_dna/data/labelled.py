@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from bigbird_dna.data.baselines import baseline_settings, run_baselines
 from bigbird_dna.data.loaders import check_loader_settings
 from bigbird_dna.errors import InputError
 from bigbird_dna.tokenizer import DNATokenizer
@@ -106,9 +107,13 @@ class LabelledDataModule(L.LightningDataModule):
         batch_size: sequences per batch (per device).
         num_workers: DataLoader worker processes.
         seed: seeds the order of training batches.
+        label_kind: ``binary``, ``multiclass`` (one-hot labels ``[N, C]``) or ``multilabel``;
+            ``None``: ``binary`` for one label column, else ``multilabel``.
+        baselines: the ``data.baselines`` settings of :meth:`reference_metrics` (``None``: defaults).
     """
 
-    def __init__(self, datasets: dict[str, Dataset], batch_size: int, num_workers: int, seed: int):
+    def __init__(self, datasets: dict[str, Dataset], batch_size: int, num_workers: int, seed: int,
+                 label_kind: str | None = None, baselines: dict | None = None):
         super().__init__()
         check_loader_settings(batch_size, num_workers)
         for split in ("train", "val"):
@@ -120,6 +125,9 @@ class LabelledDataModule(L.LightningDataModule):
         self.seed = seed
         self.tokenizer: DNATokenizer | None = None
         self.max_tokens = 0
+        self.label_kind = label_kind
+        self.baselines = dict(baselines or {})
+        baseline_settings(self.baselines)  # refuse a bad data.baselines before training, not after
 
     def training_sequences(self) -> Iterable[str]:
         """Training sequences to train a tokenizer on, in a fixed order; subclasses say which."""
@@ -137,9 +145,27 @@ class LabelledDataModule(L.LightningDataModule):
         """Constructor arguments of the task that come from the data (none here)."""
         return {}
 
+    @property
+    def label_kind(self) -> str:
+        """``binary``, ``multiclass`` or ``multilabel``: set, or derived from the label columns."""
+        if self._label_kind is not None:
+            return self._label_kind
+        dataset = self.datasets["train"]
+        num_labels = getattr(self, "num_labels", None) or getattr(dataset, "num_labels", None)
+        if num_labels is None:
+            num_labels = len(np.asarray(dataset[0][1]).reshape(-1))
+        return "binary" if num_labels == 1 else "multilabel"
+
+    @label_kind.setter
+    def label_kind(self, kind: str | None) -> None:
+        self._label_kind = kind
+
     def reference_metrics(self) -> dict[str, float]:
-        """Baselines to report beside the task's metrics in the run's summary (none here)."""
-        return {}
+        """k-mer logistic regression and small-CNN baselines, trained on the train split and scored
+        on the test split (val without one), as ``baseline/...`` keys (``data.baselines``; see
+        :mod:`bigbird_dna.data.baselines`). Runs on the trainer's device when there is one."""
+        device = self.trainer.strategy.root_device if self.trainer is not None else torch.device("cpu")
+        return run_baselines(self.datasets, self.label_kind, self.baselines, device, self.seed)
 
     def attach_tokenizer(self, tokenizer: DNATokenizer, max_tokens: int) -> None:
         """Tokenize with ``tokenizer`` into at most ``max_tokens`` tokens (model context)."""

@@ -34,6 +34,7 @@ from bigbird_dna.tasks.chromatin_report import (
     write_label_tsv,
 )
 from bigbird_dna.tasks.classification import SequenceClassificationTask
+from bigbird_dna.tasks.classification_baselines import baseline_rows
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -48,6 +49,7 @@ def format_summary(summary: dict[str, Any]) -> str:
           for g in groups),
         ("labels scored", f"{summary['val/labels_scored']:.0f}  (excluded: {summary['val/labels_no_positives']:.0f} "
                           f"without positives, {summary['val/labels_no_negatives']:.0f} without negatives)"),
+        *baseline_rows(summary, metric="auroc_median", label="median AUROC"),
         ("per-label results", str(Path(summary["run_dir"]) / "chromatin_val_labels.tsv")),
         ("plot", str(Path(summary["run_dir"]) / "chromatin_val_auroc.png")),
         ("best checkpoint", summary["best_checkpoint"]),

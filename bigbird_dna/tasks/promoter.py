@@ -19,10 +19,12 @@ from torchmetrics.functional.classification import (
     binary_matthews_corrcoef,
 )
 
+from bigbird_dna.data.annotation.datamodule import AnnotatedPromoterData
 from bigbird_dna.data.promoter.datamodule import EpdnewPromoterData, LabelledPromoterData
 from bigbird_dna.errors import InputError
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.classification import SequenceClassificationTask
+from bigbird_dna.tasks.classification_baselines import baseline_rows
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -32,6 +34,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         ("val loss (BCE)", f"{summary['val/loss']:.4f}"),
         ("val F1 / MCC", f"{summary['val/f1']:.4f} / {summary['val/mcc']:.4f}  (threshold 0.5)"),
         ("val AUROC / AUPRC", f"{summary['val/auroc']:.4f} / {summary['val/auprc']:.4f}"),
+        *([("test AUROC / AUPRC", f"{summary['test/auroc']:.4f} / {summary['test/auprc']:.4f}")]
+          if "test/auroc" in summary else []),
+        *baseline_rows(summary),
         ("best checkpoint", summary["best_checkpoint"]),
         ("export", summary["export"]),
         ("time", f"{summary['seconds']:.0f} s"),
@@ -44,7 +49,7 @@ class PromoterTask(SequenceClassificationTask):
 
     task_name = "promoter"
     format_summary = staticmethod(format_summary)
-    data_class = (EpdnewPromoterData, LabelledPromoterData)
+    data_class = (EpdnewPromoterData, LabelledPromoterData, AnnotatedPromoterData)
 
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], num_labels: int = 1, **kwargs: Any):
         if num_labels != 1:

@@ -10,7 +10,9 @@ import pytest
 from tests.conftest import FAST_OVERRIDES, LAMBDA
 
 # FAST_OVERRIDES minus the genome-window data keys, which promoter data configs do not have.
-PROMOTER_FAST = [o for o in FAST_OVERRIDES if not o.startswith("data.")] + ["data.num_workers=0"]
+# The classification baselines are off (tests/baselines runs them end to end).
+PROMOTER_FAST = [o for o in FAST_OVERRIDES if not o.startswith("data.")] + ["data.num_workers=0",
+                                                                            "data.baselines.enabled=false"]
 TINY_MODEL = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64, "max_positions": 256,
               "dropout": 0.0, "attention": {"block_size": 16}}
 

@@ -168,7 +168,7 @@ class ChromatinDataModule(LabelledDataModule):
         self.label_names: list[str] | None = None
         self.rc_pairs: dict[str, np.ndarray] = {}
         datasets, manifest = self._datasets(seed)
-        super().__init__(datasets, data["batch_size"], data["num_workers"], seed)
+        super().__init__(datasets, data["batch_size"], data["num_workers"], seed, baselines=data.get("baselines"))
         if is_main_process:
             write_text_atomic(Path(run_dir) / "split_manifest.json",
                               json.dumps({"source": self.source, **manifest}, indent=2))

@@ -130,7 +130,7 @@ class EpdnewPromoterData(LabelledDataModule):
                 samples[split] = found
         datasets = {split: PromoterWindowDataset(self.fasta, samples[split], seed, stream, negatives)
                     for stream, split in enumerate(SPLITS)}
-        super().__init__(datasets, data["batch_size"], data["num_workers"], seed)
+        super().__init__(datasets, data["batch_size"], data["num_workers"], seed, baselines=data.get("baselines"))
         self.counts = {split: {"positives": len(positives[split]), "negatives": len(s) - len(positives[split])}
                        for split, s in samples.items()}
         log.info("promoter windows per split: %s", self.counts)
@@ -197,7 +197,8 @@ class LabelledPromoterData(LabelledDataModule):
                                "sequences in data.train, or a data.val with both")
             train, val = Subset(train, kept), Subset(train, held_out)
         test = read_labelled(data["test"], *columns) if data.get("test") else []
-        super().__init__({"train": train, "val": val, "test": test}, data["batch_size"], data["num_workers"], seed)
+        super().__init__({"train": train, "val": val, "test": test}, data["batch_size"], data["num_workers"], seed,
+                         baselines=data.get("baselines"))
         self.counts = {split: len(ds) for split, ds in self.datasets.items()}
         if is_main_process:
             write_text_atomic(Path(run_dir) / "split_manifest.json", json.dumps({

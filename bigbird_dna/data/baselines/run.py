@@ -1,0 +1,125 @@
+"""Both classification baselines on one data module's splits, as flat ``summary.json`` keys.
+
+The k-mer logistic regression (:mod:`.kmer_lr`) and the small CNN (:mod:`.cnn`) are trained on
+(at most ``max_train`` rows of) the train split, tuned or early-stopped on (at most ``max_train``
+rows of) val, and scored on the whole test split, or on val when there is no test split.
+
+Keys (``<split>`` is ``test`` or ``val``): ``baseline/split``, ``baseline/seconds``,
+``baseline/train_samples``, ``baseline/eval_samples``; ``baseline/kmer_lr/<split>_<metric>``,
+``baseline/kmer_lr/k``, ``baseline/kmer_lr/l2``, ``baseline/kmer_lr/k_max_tried``,
+``baseline/kmer_lr/seconds``; ``baseline/cnn/<split>_<metric>``, ``baseline/cnn/epochs``,
+``baseline/cnn/best_epoch``, ``baseline/cnn/stopped``, ``baseline/cnn/seconds``; metrics as in
+:mod:`.metrics`. When the baselines cannot run: ``baseline/skipped`` with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, Mapping
+
+import torch
+
+from bigbird_dna.data.baselines.cnn import predict_cnn, train_cnn
+from bigbird_dna.data.baselines.kmer_lr import affordable_k, fit_kmer_lr
+from bigbird_dna.data.baselines.kmers import kmer_frequencies
+from bigbird_dna.data.baselines.metrics import check_label_kind, classification_metrics
+from bigbird_dna.data.baselines.sequences import CodedSet, coded_split
+from bigbird_dna.errors import InputError
+
+log = logging.getLogger(__name__)
+
+DEFAULTS = {"enabled": True, "max_train": 50000, "cnn_max_epochs": 30, "cnn_max_seconds": 900.0,
+            "max_len": None, "kmer_max_k": 6}
+
+
+def baseline_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The ``data.baselines`` settings over :data:`DEFAULTS`; unknown keys are refused."""
+    settings = dict(settings or {})
+    unknown = sorted(set(settings) - set(DEFAULTS))
+    if unknown:
+        raise InputError(f"unknown data.baselines key(s) {unknown}; known: {sorted(DEFAULTS)}.")
+    merged = {**DEFAULTS, **settings}
+    if merged["max_train"] is not None and int(merged["max_train"]) < 2:
+        raise InputError(f"data.baselines.max_train={merged['max_train']} must be 2 or more (or null for all).")
+    if not 1 <= int(merged["kmer_max_k"]) <= 6:
+        raise InputError(f"data.baselines.kmer_max_k={merged['kmer_max_k']} must lie in 1..6.")
+    return merged
+
+
+def _skip(reason: str) -> dict[str, Any]:
+    log.warning("classification baselines skipped: %s", reason)
+    return {"baseline/skipped": reason}
+
+
+def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mapping[str, Any] | None = None,
+                  device: torch.device | str = "cpu", seed: int = 0) -> dict[str, Any]:
+    """Train and score both baselines; returns the flat keys listed in the module docstring.
+
+    Args:
+        datasets: ``{"train", "val", "test"?}`` datasets of ``(seq, labels [C], ...)`` items (or
+            DeepSEA streams, see :func:`~.sequences.coded_split`).
+        label_kind: ``binary``, ``multiclass`` or ``multilabel``.
+        settings: the ``data.baselines`` config (see :data:`DEFAULTS`).
+        device: where to train (the run's device).
+        seed: seeds the subsampling and the CNN.
+    """
+    cfg = baseline_settings(settings)
+    if not cfg["enabled"]:
+        return {"baseline/skipped": "disabled (data.baselines.enabled=false)"}
+    started = time.monotonic()
+    split = "test" if len(datasets.get("test") or ()) > 0 else "val"
+    limit = None if cfg["max_train"] is None else int(cfg["max_train"])
+    train = coded_split(datasets["train"], limit, seed, cfg["max_len"])
+    val = coded_split(datasets["val"], limit, seed + 1, cfg["max_len"])
+    evaluated = val if split == "val" and (limit is None or len(val) >= len(datasets["val"])) \
+        else coded_split(datasets[split], None, seed, cfg["max_len"])
+    check_label_kind(label_kind, train.labels.shape[1])
+    positives = train.labels.sum(0)
+    if label_kind != "multilabel" and ((positives == 0) | (positives == len(train))).any():
+        return _skip(f"the {len(train)} train rows used lack a class; no baseline can be fitted")
+    out: dict[str, Any] = {"baseline/split": split, "baseline/train_samples": len(train),
+                           "baseline/eval_samples": len(evaluated)}
+    out.update(_kmer_lr(train, val, evaluated, split, label_kind, device, int(cfg["kmer_max_k"])))
+    out.update(_cnn(train, val, evaluated, split, label_kind, device, seed, cfg))
+    out["baseline/seconds"] = round(time.monotonic() - started, 1)
+    return out
+
+
+def _prefixed(name: str, split: str, metrics: dict[str, float]) -> dict[str, float]:
+    return {f"baseline/{name}/{split}_{key}": value for key, value in metrics.items()}
+
+
+def _kmer_lr(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, kind: str,
+             device: torch.device | str, max_k: int) -> dict[str, Any]:
+    started = time.monotonic()
+    max_k = affordable_k(len(train), train.labels.shape[1], device, max_k)
+    features = [kmer_frequencies(s.codes, max_k) for s in (train, val)]
+    model = fit_kmer_lr(features[0], train.labels, features[1], val.labels, kind, device, max_k=max_k)
+    if evaluated is val:
+        probs = model.predict(features[1], device)
+    else:  # in parts: a large test split's features need not fit in memory at once
+        step = 20000
+        probs = torch.cat([model.predict(kmer_frequencies(evaluated.codes[lo:lo + step], model.k), device)
+                           for lo in range(0, len(evaluated), step)])
+    metrics = classification_metrics(probs, torch.from_numpy(evaluated.labels), kind)
+    seconds = time.monotonic() - started
+    log.info("k-mer LR baseline: k=1..%d, l2=%g (k<=%d tried), %s AUROC %.4f, %.1f s on %d train rows",
+             model.k, model.l2, model.k_max_tried, split, metrics["auroc"], seconds, len(train))
+    return {**_prefixed("kmer_lr", split, metrics), "baseline/kmer_lr/k": model.k, "baseline/kmer_lr/l2": model.l2,
+            "baseline/kmer_lr/k_max_tried": model.k_max_tried, "baseline/kmer_lr/seconds": round(seconds, 1)}
+
+
+def _cnn(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, kind: str, device: torch.device | str,
+         seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
+    started = time.monotonic()
+    result = train_cnn(train, val, kind, device, seed, max_epochs=int(cfg["cnn_max_epochs"]),
+                       max_seconds=cfg["cnn_max_seconds"])
+    metrics = classification_metrics(predict_cnn(result.model, evaluated, kind, torch.device(device)),
+                                     torch.from_numpy(evaluated.labels), kind)
+    seconds = time.monotonic() - started
+    log.info("small CNN baseline: %d epochs (best %d, stopped by %s), %s AUROC %.4f, %.1f s on %d train rows",
+             result.epochs, result.best_epoch, result.stopped, split, metrics["auroc"], seconds, len(train))
+    return {**_prefixed("cnn", split, metrics), "baseline/cnn/epochs": result.epochs,
+            "baseline/cnn/best_epoch": result.best_epoch, "baseline/cnn/stopped": result.stopped,
+            "baseline/cnn/seconds": round(seconds, 1)}

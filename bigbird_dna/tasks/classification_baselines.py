@@ -1,0 +1,69 @@
+"""Summary rows that set a classifier's metric against the k-mer LR and small-CNN baselines of
+:mod:`bigbird_dna.data.baselines` (the ``baseline/...`` keys of ``summary.json``)::
+
+    vs k-mer LR (k=1..4)             test AUROC 0.7700: beats it by 0.0123
+    vs small CNN (3 conv, max pool)  test AUROC 0.7580: does NOT beat it (-0.0345)
+
+The model's metric is taken on the split the baselines were scored on (``baseline/split``), or on
+the other split, said so, when the model has none there.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+BASELINES = (("kmer_lr", "k-mer LR"), ("cnn", "small CNN (3 conv, max pool)"))
+
+
+def _model_metric(summary: dict[str, Any], split: str, metric: str) -> tuple[float | None, str]:
+    for where in (split, "val" if split == "test" else "test"):
+        value = summary.get(f"{where}/{metric}")
+        if value is not None and not math.isnan(float(value)):
+            return float(value), where
+    return None, split
+
+
+def baseline_rows(summary: dict[str, Any], metric: str = "auroc", label: str = "AUROC",
+                  model_metric: str | None = None) -> list[tuple[str, str]]:
+    """``(name, text)`` rows for :func:`~bigbird_dna.tasks.base.summary_table`: one per baseline.
+
+    Args:
+        summary: the run's summary, with the model's ``<split>/<metric>`` and the baseline keys.
+        metric: the metric to compare, named as the model logs it and as the baselines store it
+            (``auroc``; chromatin: ``auroc_median``).
+        label: how the metric is printed.
+        model_metric: the model's name for that metric when it differs (classify: ``macro_auroc``,
+            against the baselines' macro ``auroc``).
+
+    Returns:
+        Nothing when the summary has no baselines; a ``baselines skipped`` row with the reason when
+        they were skipped.
+    """
+    if "baseline/skipped" in summary:
+        return [("baselines", f"skipped: {summary['baseline/skipped']}")]
+    split = summary.get("baseline/split")
+    if split is None:
+        return []
+    model, model_split = _model_metric(summary, split, model_metric or metric)
+    rows = []
+    for key, name in BASELINES:
+        base = summary.get(f"baseline/{key}/{split}_{metric}")
+        if base is None:
+            continue
+        if key == "kmer_lr" and "baseline/kmer_lr/k" in summary:
+            name = f"{name} (k=1..{int(summary['baseline/kmer_lr/k'])})"
+        text = f"{split} {label} {base:.4f}: "
+        if model is None or math.isnan(float(base)):
+            text += f"no comparison (model {split} {label} {'missing' if model is None else f'{model:.4f}'})"
+        elif model > base:
+            text += f"beats it by {model - base:.4f}"
+        else:
+            text += f"does NOT beat it ({model - base:+.4f})"
+        if model is not None and model_split != split:
+            text += f" (model's {label} on {model_split}, baselines' on {split})"
+        rows.append((f"vs {name}", text))
+    if rows and "baseline/seconds" in summary:
+        rows.append(("baselines' time", f"{summary['baseline/seconds']:.0f} s on {summary['baseline/train_samples']} "
+                                         "train sequences"))
+    return rows
