@@ -4,6 +4,7 @@
     model = BigBirdDNA.from_pretrained("outputs/mlm/runs/X/export")   # any task's export
     vectors = model.embed(["ACGT...", ...], pool="mean")              # float32 [N, hidden], CPU
     probs = model.predict(["ACGT...", ...])                           # promoter [N], chromatin [N, labels]
+    model.class_names                                                 # classify: predict's columns, [N, C]
     model.save_pretrained("my_model")                                 # model.safetensors + config + tokenizer
 
 Sequences are DNA strings of any case with N and IUPAC codes; each is read as ``[CLS] tokens [SEP]``
@@ -73,7 +74,7 @@ class BigBirdDNA:
     """A trained BigBird DNA model of any task, ready for inference.
 
     Attributes:
-        task: the export's task (``"mlm"``, ``"promoter"``, ``"chromatin"``...).
+        task: the export's task (``"mlm"``, ``"promoter"``, ``"chromatin"``, ``"classify"``...).
         config: the encoder's :class:`~bigbird_dna.model.config.EncoderConfig`.
         tokenizer: the :class:`~bigbird_dna.tokenizer.DNATokenizer` the model was trained with.
         module: the task's ``LightningModule`` in eval mode (``module.encoder`` is the encoder).
@@ -112,6 +113,12 @@ class BigBirdDNA:
         """Outputs of the classification head (0 for a model without one)."""
         head = self.export.state_dict.get("head.out.weight")
         return 0 if head is None else head.shape[0]
+
+    @property
+    def class_names(self) -> list[str] | None:
+        """A ``classify`` model's classes, in the column order of :meth:`predict`; else ``None``."""
+        names = getattr(self.module, "class_names", None)
+        return list(names) if self.task == "classify" and names is not None else None
 
     def encode(self, seqs: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
         """``(input_ids [B, T], attention_mask [B, T] bool)``: ``[CLS] tokens [SEP]``, right-padded.
@@ -206,7 +213,9 @@ class BigBirdDNA:
             progress: a tqdm bar; ``None`` = only for lists of at least 256 sequences.
 
         Returns:
-            ``[N]`` for a one-output model (promoter probability), else ``[N, num_labels]``.
+            ``[N]`` for a one-output model (promoter probability), else ``[N, num_labels]``; for a
+            ``classify`` model softmax probabilities ``[N, C]`` whose rows sum to 1, columns in
+            :attr:`class_names` order.
         """
         if not self.num_labels:
             raise InputError(f"this is a '{self.task}' model without a classification head: nothing to predict; "

@@ -87,7 +87,9 @@ class SequenceClassificationTask(EncoderTask):
         optim: the ``optim`` config group as a plain dict.
         num_labels: number of sigmoid outputs.
         pos_weight: BCE weight of positive targets (``None`` = 1); the paper uses 8 for chromatin.
-        head: :class:`ClassificationHead` settings, ``{"dropout": float, "hidden_size": int | None}``.
+        head: :class:`ClassificationHead` settings, ``{"dropout": float, "hidden_size": int | None,
+            "pooling": "cls" | "mean" | "max" | "mean_max" | "attention"}`` (exports without
+            ``pooling`` are ``cls``).
         tokenizer_sha256: fingerprint of the tokenizer the ids come from.
         tokenizer_json: the tokenizer itself, embedded in every checkpoint (not a hyperparameter).
         backbone: an export (an MLM run's ``export/``) whose encoder weights, with their attention
@@ -113,7 +115,7 @@ class SequenceClassificationTask(EncoderTask):
         self.encoder = BigBirdEncoder(self.config)
         self.head = ClassificationHead(self.config.hidden_size, num_labels,
                                        dropout=head.get("dropout", self.config.dropout),
-                                       hidden_size=head.get("hidden_size"))
+                                       hidden_size=head.get("hidden_size"), pooling=head.get("pooling", "cls"))
         self.tokenizer_json = tokenizer_json
         self.register_buffer("positive_weight", torch.tensor(float(pos_weight or 1.0)), persistent=False)
         self.mean_loss = nn.ModuleDict({"val": MeanMetric(), "test": MeanMetric()})
@@ -127,12 +129,17 @@ class SequenceClassificationTask(EncoderTask):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Logits ``[B, num_labels]`` for ``input_ids``/``attention_mask [B, T]``."""
-        return self.head(self.encoder(input_ids, attention_mask))
+        return self.head(self.encoder(input_ids, attention_mask), attention_mask)
 
     @torch.inference_mode()
     def predict_proba(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Probabilities ``[B, num_labels]`` (float32)."""
-        return torch.sigmoid(self(input_ids, attention_mask).float())
+        return self.probabilities(self(input_ids, attention_mask).float())
+
+    def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
+        """Logits ``[B, num_labels]`` -> probabilities: independent sigmoids here; a softmax
+        classifier (:class:`~bigbird_dna.tasks.classify.ClassifyTask`) overrides it."""
+        return torch.sigmoid(logits)
 
     def loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean BCE-with-logits over all ``[B, num_labels]`` entries, positives times ``pos_weight``."""
@@ -161,7 +168,7 @@ class SequenceClassificationTask(EncoderTask):
         logits = self(batch["input_ids"], batch["attention_mask"]).float()
         self.mean_loss[split].update(self.loss(logits, batch["labels"]),
                                                        batch["input_ids"].shape[0])
-        self._collected[split].append((torch.sigmoid(logits).cpu(), batch["labels"].cpu()))
+        self._collected[split].append((self.probabilities(logits).cpu(), batch["labels"].cpu()))
 
     def _evaluation_epoch_end(self, split: str) -> None:
         if not self._collected[split]:
@@ -195,14 +202,19 @@ def classifier_from_export(export: Export) -> SequenceClassificationTask:
     """Rebuild a trained classifier, in eval mode, from a loaded export (for ``predict``).
 
     ``num_labels`` is read from the head's weights and the head settings from the export's task
-    config, so any task built on :class:`SequenceClassificationTask` reloads this way.
+    config, so any task built on :class:`SequenceClassificationTask` reloads this way; a ``classify``
+    export is rebuilt as a :class:`~bigbird_dna.tasks.classify.ClassifyTask` (softmax outputs, class names).
     """
     out = export.state_dict.get("head.out.weight")
     if out is None:
         raise InputError(f"{export.path} holds a '{export.task}' model without a classification head; "
                          "export a fine-tuned classifier (task=promoter, ...).")
-    module = SequenceClassificationTask(export.model_config, optim={}, num_labels=out.shape[0],
-                                        head=export.task_config.get("head"),
-                                        tokenizer_sha256=export.tokenizer.sha256)
+    task_class, extra = SequenceClassificationTask, {}
+    if export.task == "classify":  # imported here: tasks/classify.py imports this module
+        from bigbird_dna.tasks.classify import ClassifyTask
+
+        task_class, extra = ClassifyTask, {"class_names": export.task_config.get("class_names")}
+    module = task_class(export.model_config, optim={}, num_labels=out.shape[0],
+                        head=export.task_config.get("head"), tokenizer_sha256=export.tokenizer.sha256, **extra)
     module.load_state_dict(export.state_dict)
     return module.eval()

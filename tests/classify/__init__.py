@@ -1,0 +1,1 @@
+"""Tests of task=classify: data layouts, training, predict and the Python API."""
