@@ -45,13 +45,19 @@ def inputs(tmp_path) -> dict[str, str]:
     bins = tmp_path / "bins.tsv"
     bins.write_text("".join(f"{c}\t{s}\t{s + 200}\t{s % 3 == 0:d}\t1\n" for c in ("chr1", "chr10", "chr11")
                             for s in range(1000, 12000, 1000)))
+    gff = tmp_path / "genes.gff3"  # two genes per record, one on each strand (1-based, closed)
+    gff.write_text("##gff-version 3\n" + "".join(
+        f"{c}\t.\tgene\t{s}\t{s + 1999}\t.\t{strand}\t.\tID={c}_{s}\n"
+        for c, length in (("chr1", 25000), ("chr10", 12000), ("chr11", len(seq) - 37000))
+        for s, strand in ((3001, "+"), (length - 4000, "-"))))
     deepsea = tmp_path / "deepsea"
     deepsea.mkdir()
     from bigbird_dna.data.chromatin.onehot import encode_onehot
     for name, writer, prefix in (("train.mat", write_v73, "train"), ("valid.mat", write_v5, "valid")):
         seqs, labels = planted_samples(8, seed=1)
         writer(deepsea / name, encode_onehot(seqs), labels, prefix=prefix)
-    return {"genome": str(genome), "bed": str(bed), "table": str(table), "bins": str(bins), "deepsea": str(deepsea)}
+    return {"genome": str(genome), "bed": str(bed), "table": str(table), "bins": str(bins), "deepsea": str(deepsea),
+            "gff": str(gff)}
 
 
 DATA_CASES = {
@@ -59,11 +65,16 @@ DATA_CASES = {
     "promoter_epdnew": ("promoter", ["data.fasta={genome}", "data.bed={bed}", "data.upstream_bp=500",
                                      "data.downstream_bp=500", "data.val_records=[chr10]", "data.test_records=[chr11]"]),
     "promoter_labelled": ("promoter", ["data.train={table}"]),
+    "promoter_annotation": ("promoter", ["data.fasta={genome}", "data.gff={gff}", "data.val_records=[chr10]",
+                                         "data.test_records=[chr11]", "data.min_tss_distance_bp=500"]),
     "chromatin_intervals": ("chromatin", ["data.intervals={bins}", "data.fasta={genome}", "data.context_bp=1000",
                                           "data.val_records=[chr10]", "data.test_records=[chr11]", "task.num_labels=2",
                                           "task.groups=[[all,0,2]]"]),
     "deepsea": ("chromatin", ["data.dir={deepsea}", "data.test=null"]),
+    "classify": ("classify", ["data.train={table}"]),
 }
+# Constructor arguments a task gets from its data (datamodule.task_inputs()) in a real run.
+TASK_INPUTS = {"classify": {"class_names": ["a", "b", "c"]}}
 
 
 def test_every_data_option_has_a_case():
@@ -85,9 +96,10 @@ def test_task_configs_instantiate_their_target(tmp_path, task):
     cfg = compose([f"task={task}"], tmp_path)
     settings = {k: v for k, v in OmegaConf.to_container(cfg.task, resolve=True).items()
                 if k not in RUN_SETTINGS and k != "_target_"}
-    module = target_class(cfg.task)(**settings, model=TINY_MODEL, optim=OmegaConf.to_container(cfg.optim))
+    module = target_class(cfg.task)(**settings, model=TINY_MODEL, optim=OmegaConf.to_container(cfg.optim),
+                                    **TASK_INPUTS.get(task, {}))
     assert isinstance(module, EncoderTask) and module.task_name == cfg.task.name
-    assert set(RUN_SETTINGS) - {"predict_window_bp"} <= set(cfg.task)
+    assert set(RUN_SETTINGS) - {"predict_window_bp", "schedule"} <= set(cfg.task)
 
 
 @pytest.mark.parametrize("optim", options("optim"))
@@ -105,7 +117,8 @@ def test_callback_and_logger_configs_instantiate(tmp_path, group):
     import hydra
 
     for option in options(group):
-        cfg = compose([f"{group}={option}"], tmp_path)
+        # task=promoter: early stopping exists for tasks with a schedule.patience (MLM has none)
+        cfg = compose([f"{group}={option}", "task=promoter"], tmp_path)
         for name, node in cfg[group].items():
             if name == "tensorboard" and not (find_spec("tensorboard") or find_spec("tensorboardX")):
                 assert target_class(node).__name__ == "TensorBoardLogger"  # the [tensorboard] extra is absent

@@ -17,7 +17,7 @@ from bigbird_dna.tasks.optim import build_optimizer
 
 # Keys of a conf/task group that describe the run, not the module: train reads them, the
 # export records them, the constructor never sees them.
-RUN_SETTINGS = ("name", "monitor", "monitor_mode", "predict_window_bp")
+RUN_SETTINGS = ("name", "monitor", "monitor_mode", "predict_window_bp", "schedule")
 
 
 def summary_table(title: str, rows: list[tuple[str, str]]) -> str:

@@ -33,7 +33,8 @@ def promoter_export(tmp_path_factory):
     table.write_text("sequence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in zip(seqs, labels)))
     overrides = [*PROMOTER_FAST, "task=promoter", "data=promoter_labelled", f"data.train={table}",
                  "data.val_fraction=0.25", "data.batch_size=16", "trainer.max_steps=150",
-                 "trainer.val_check_interval=75", "task.predict_window_bp=240"]
+                 "trainer.val_check_interval=75", "trainer.check_val_every_n_epoch=null",
+                 "task.predict_window_bp=240"]
     summary = run(compose(overrides, folder / "run"))
     assert summary["val/auroc"] >= 0.9, summary
     return folder / "run" / "export"

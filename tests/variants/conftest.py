@@ -35,7 +35,8 @@ def element_classifier(tmp_path_factory):
     table.write_text("sequence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in rows))
     overrides = [*PROMOTER_FAST, "task=promoter", "data=promoter_labelled", f"data.train={table}",
                  "data.val_fraction=0.25", "data.batch_size=16", "trainer.max_steps=150",
-                 "trainer.val_check_interval=75", f"task.predict_window_bp={PROMOTER_BP}"]
+                 "trainer.val_check_interval=75", "trainer.check_val_every_n_epoch=null",
+                 f"task.predict_window_bp={PROMOTER_BP}"]
     summary = run(compose(overrides, folder / "run"))
     assert summary["val/auroc"] >= 0.99, summary
     return folder / "run" / "export"
