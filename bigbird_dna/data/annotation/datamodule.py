@@ -47,7 +47,7 @@ class AnnotatedPromoterData(LabelledDataModule):
     """Promoter windows around the TSSs of a GFF3/GTF annotation, against named negatives.
 
     Args:
-        seed: run seed (negatives, batch order).
+        seed: run seed (batch order; the negatives too unless ``data.sample_seed`` is set).
         run_dir: where ``annotation/`` and ``split_manifest.json`` go.
         is_main_process: only the main process writes files.
         **data: the settings of ``conf/data/promoter_annotation.yaml``.
@@ -59,8 +59,11 @@ class AnnotatedPromoterData(LabelledDataModule):
             raise InputError(f"data.{' and data.'.join(unset)} not set: data=promoter_annotation needs "
                              "data.fasta=GENOME.fa and data.gff=ANNOTATION.gff3 (or .gtf).")
         settings = settings_from_config(data)
+        # The negatives' seed: the run seed, or data.sample_seed to keep one split across model seeds.
+        sample_seed = seed if data.get("sample_seed") is None else int(data["sample_seed"])
         task, manifest, self.fasta = build_promoter_task_from_files(
-            data["fasta"], data["gff"], settings, seed, data.get("cache_dir"), lambda message: log.info(message))
+            data["fasta"], data["gff"], settings, sample_seed, data.get("cache_dir"),
+            lambda message: log.info(message))
         datasets = {split: LabelledSequences([s.sequence for s in task.samples[split]],
                                              [float(s.label) for s in task.samples[split]]) for split in SPLITS}
         super().__init__(datasets, data["batch_size"], data["num_workers"], seed, label_kind="binary",
@@ -73,7 +76,8 @@ class AnnotatedPromoterData(LabelledDataModule):
             write_task(run_dir / "annotation", task, manifest)
             write_split_manifest(run_dir / "split_manifest.json", task.regions, str(data["fasta"]), {
                 "gff": str(data["gff"]), "upstream_bp": settings.upstream_bp,
-                "downstream_bp": settings.downstream_bp, "seed": seed, "samples": self.counts,
+                "downstream_bp": settings.downstream_bp, "seed": seed, "sample_seed": sample_seed,
+                "samples": self.counts,
                 "negatives": dict(settings.negatives), "task_folder": str(run_dir / "annotation")})
 
     def training_sequences(self) -> Iterable[str]:
