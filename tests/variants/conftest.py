@@ -36,7 +36,11 @@ def element_classifier(tmp_path_factory):
     overrides = [*PROMOTER_FAST, "task=promoter", "data=promoter_labelled", f"data.train={table}",
                  "data.val_fraction=0.25", "data.batch_size=16", "trainer.max_steps=150",
                  "trainer.val_check_interval=75", "trainer.check_val_every_n_epoch=null",
-                 f"task.predict_window_bp={PROMOTER_BP}"]
+                 f"task.predict_window_bp={PROMOTER_BP}",
+                 # attention-only layers: with the tiny default's convolutions this classifier also
+                 # reached AUROC >= 0.99 but leaned on composition (destroying the element moved its
+                 # score by -0.026), and these tests need one that reads the element
+                 "model.conv_kernel=0"]
     summary = run(compose(overrides, folder / "run"))
     assert summary["val/auroc"] >= 0.99, summary
     return folder / "run" / "export"
