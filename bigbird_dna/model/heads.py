@@ -63,16 +63,15 @@ class SequencePooling(nn.Module):
         if attention_mask is None:
             attention_mask = torch.ones(hidden.shape[:2], dtype=torch.bool, device=hidden.device)
         keep = attention_mask.unsqueeze(-1)  # [B, T, 1]
-        mean = (hidden * keep).sum(1) / keep.sum(1).clamp(min=1)
-        largest = hidden.masked_fill(~keep, torch.finfo(hidden.dtype).min).amax(1)
-        if self.pooling == "mean":
-            return mean
-        if self.pooling == "max":
-            return largest
-        if self.pooling == "mean_max":
-            return torch.cat([mean, largest], dim=-1)
-        weights = self.score(hidden).squeeze(-1).masked_fill(~attention_mask, float("-inf")).softmax(-1)
-        return torch.einsum("bt,bth->bh", weights.to(hidden.dtype), hidden)
+        if self.pooling == "attention":
+            weights = self.score(hidden).squeeze(-1).masked_fill(~attention_mask, float("-inf")).softmax(-1)
+            return torch.einsum("bt,bth->bh", weights.to(hidden.dtype), hidden)
+        pooled = []
+        if self.pooling in ("mean", "mean_max"):
+            pooled.append((hidden * keep).sum(1) / keep.sum(1).clamp(min=1))
+        if self.pooling in ("max", "mean_max"):
+            pooled.append(hidden.masked_fill(~keep, torch.finfo(hidden.dtype).min).amax(1))
+        return torch.cat(pooled, dim=-1)
 
 
 class ClassificationHead(nn.Module):

@@ -13,10 +13,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-N_CODE = 4
-_CODES = np.full(256, N_CODE, dtype=np.uint8)  # ASCII -> code; anything but A/C/G/T (any case) is N
-for _i, _base in enumerate("ACGT"):
-    _CODES[ord(_base)] = _CODES[ord(_base.lower())] = _i
+from bigbird_dna.data.markov_baseline import encode
+
+N_CODE = 4  # the code of N, any other letter and padding, as in markov_baseline.encode
 _AGCT_TO_ACGT = np.array([0, 2, 1, 3], dtype=np.uint8)  # DeepSEA channel -> code
 
 
@@ -54,7 +53,7 @@ def encode_strings(seqs: Sequence[str], max_len: int | None = None) -> tuple[np.
         lengths = np.minimum(lengths, max_len)
     width = int(lengths.max(initial=1))
     codes = np.full((len(seqs), width), N_CODE, dtype=np.uint8)
-    flat = _CODES[np.frombuffer("".join(seqs).encode("ascii", "replace"), dtype=np.uint8)]
+    flat = encode("".join(seqs))  # the k-mer chains' coding: A, C, G, T = 0..3, anything else 4
     rows = np.repeat(np.arange(len(seqs)), lengths)
     cols = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     codes[rows, cols] = flat
