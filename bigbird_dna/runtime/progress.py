@@ -1,7 +1,9 @@
 """Progress reporting that suits both a terminal and a SLURM log file.
 
 On a terminal, Lightning's tqdm bar. Elsewhere (a batch job's log), tqdm's carriage-return updates
-flood the file (Lightning-AI/pytorch-lightning#6647), so a plain line is printed every few steps.
+flood the file (Lightning-AI/pytorch-lightning#6647), so a plain line is printed every few steps:
+every ``min(every, max(1, max_steps // 10))`` steps, so a short run shows about ten lines and a
+3-step run a line per step, and always at the first and the last step.
 """
 
 from __future__ import annotations
@@ -13,13 +15,17 @@ from lightning.pytorch.callbacks import ProgressBar, TQDMProgressBar
 
 
 class LineProgress(ProgressBar):
-    """One line per ``every`` training steps: step, loss, speed and time left."""
+    """One line per ``every`` training steps (fewer steps apart in a run of under ``10 * every``
+    steps), plus the first and the last: step, loss, speed and time left."""
 
     def __init__(self, every: int = 50):
         super().__init__()
         self.every = max(1, every)
         self._enabled = True
         self._start = 0.0
+        self._interval = self.every
+        self._first = 1
+        self._last_shown = 0  # gradient accumulation ends several batches on one step: show it once
 
     def disable(self) -> None:
         self._enabled = False
@@ -29,14 +35,19 @@ class LineProgress(ProgressBar):
 
     def on_train_start(self, trainer, pl_module) -> None:
         self._start = time.monotonic()
+        self._first = trainer.global_step + 1  # a resumed run's first step is shown too
+        self._last_shown = trainer.global_step
+        self._interval = min(self.every, max(1, trainer.max_steps // 10)) if trainer.max_steps > 0 else self.every
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         step = trainer.global_step
-        if not self._enabled or step % self.every:
+        due = step % self._interval == 0 or step == self._first or step == trainer.max_steps
+        if not self._enabled or not due or step == self._last_shown:
             return
+        self._last_shown = step
         elapsed = time.monotonic() - self._start
         total = trainer.max_steps if trainer.max_steps > 0 else float("nan")
-        rate = step / elapsed if elapsed > 0 else 0.0
+        rate = (step - self._first + 1) / elapsed if elapsed > 0 else 0.0
         left = (total - step) / rate if rate > 0 else float("nan")
         metrics = " ".join(f"{k}={float(v):.4g}" for k, v in self.get_metrics(trainer, pl_module).items()
                            if k != "v_num")

@@ -1,0 +1,52 @@
+"""LineProgress: plain step lines for a batch log, however few the steps."""
+
+from lightning.pytorch.callbacks import TQDMProgressBar
+
+from bigbird_dna.runtime.progress import LineProgress, progress_bar
+
+
+class FakeTrainer:
+    global_step = 0
+    callback_metrics: dict = {}
+    progress_bar_metrics = {"train/loss": 1.5}
+    loggers: list = []
+
+    def __init__(self, max_steps: int):
+        self.max_steps = max_steps
+
+
+def _step_lines(capsys, max_steps: int, every: int = 50, batches_per_step: int = 1) -> list[str]:
+    bar, trainer = LineProgress(every=every), FakeTrainer(max_steps)
+    bar.on_train_start(trainer, None)
+    for step in range(1, max_steps + 1):
+        trainer.global_step = step
+        for _ in range(batches_per_step):
+            bar.on_train_batch_end(trainer, None, None, None, step)
+    return [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
+
+
+def test_terminal_gets_a_tqdm_bar_and_a_log_file_gets_plain_lines():
+    assert isinstance(progress_bar(10, interactive=True), TQDMProgressBar)
+    line = progress_bar(10, interactive=False)
+    assert isinstance(line, LineProgress)
+    assert line.every >= 50, "a batch log should not get a line per step"
+
+
+def test_long_run_prints_the_first_step_then_one_line_every_n_steps(capsys):
+    lines = _step_lines(capsys, 1000)
+    assert [line.split()[1] for line in lines] == [f"{step}/1000" for step in [1, *range(50, 1001, 50)]]
+    assert "train/loss=1.5" in lines[-1]
+    assert "\r" not in "".join(lines)
+
+
+def test_a_3_step_run_prints_every_step(capsys):
+    assert [line.split()[1] for line in _step_lines(capsys, 3)] == ["1/3", "2/3", "3/3"]
+
+
+def test_a_short_run_prints_about_ten_lines_and_its_last_step(capsys):
+    steps = [int(line.split()[1].split("/")[0]) for line in _step_lines(capsys, 47)]
+    assert steps == [1, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 47]
+
+
+def test_accumulated_batches_of_one_step_print_it_once(capsys):
+    assert [line.split()[1] for line in _step_lines(capsys, 3, batches_per_step=4)] == ["1/3", "2/3", "3/3"]
