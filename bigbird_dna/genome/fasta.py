@@ -8,8 +8,11 @@ Reading goes through pyfaidx, which needs a ``.fai`` index and random access:
 - a plain FASTA is indexed in place (or, if its folder is read-only, through a link in the cache);
 - a bgzip FASTA is read directly through its ``.fai``/``.gzi`` indexes;
 - a plain gzip FASTA cannot be read at random positions, so :func:`prepare_genome` decompresses it
-  **once** into a cached, indexed copy (keyed by path, size and modification time) and every later
-  run and every DataLoader worker reads that copy.
+  **once** into a cached, indexed copy (:mod:`bigbird_dna.genome.cache`) and every later run and
+  every DataLoader worker reads that copy.
+
+Indexing is the ``index`` phase (:mod:`bigbird_dna.runtime.phases`). A ``.fai`` left from an older
+version of the FASTA is refused with the command to delete it, rather than read as short records.
 
 Call :func:`prepare_genome` in the main process before DataLoader workers start: concurrent index
 creation clobbers the ``.fai`` (mdshw5/pyfaidx#134). Then open one :class:`Genome` per worker, since
@@ -19,25 +22,18 @@ a pyfaidx handle must not be shared across processes (mdshw5/pyfaidx#211): datas
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import os
-import shutil
 from pathlib import Path
 
 import pyfaidx
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.cache import cache_key, decompress_once, default_cache_dir
 from bigbird_dna.genome.text import GZIP_MAGIC, is_gzip
-from bigbird_dna.runtime.atomic import atomic_file
+from bigbird_dna.runtime.phases import human_size, phase
 
 _BASES = frozenset("ACGTacgt")
 _BASE_PROBE_BP = 1 << 20  # bases read at a time while looking for a first real base
-
-
-def default_cache_dir() -> Path:
-    """Folder for decompressed genome copies: ``$BIGBIRD_DNA_CACHE`` or ``~/.cache/bigbird_dna``."""
-    return Path(os.environ.get("BIGBIRD_DNA_CACHE", Path.home() / ".cache" / "bigbird_dna"))
 
 
 def _is_bgzip(path: Path) -> bool:
@@ -47,32 +43,12 @@ def _is_bgzip(path: Path) -> bool:
     return header[:2] == GZIP_MAGIC and header[3] & 4 != 0 and header[12:14] == b"BC"
 
 
-def _cache_key(path: Path) -> str:
-    stat = path.stat()
-    text = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
-    return hashlib.sha1(text.encode()).hexdigest()[:16]
-
-
-def _decompress_once(path: Path, cache_dir: Path) -> Path:
-    """Decompress a plain-gzip FASTA into the cache (atomically) unless a copy is already there."""
-    target = cache_dir / f"{path.name.removesuffix('.gz')}.{_cache_key(path)}.fa"
-    if target.exists():
-        return target
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    try:
-        with atomic_file(target, "wb") as out, gzip.open(path, "rb") as src:
-            shutil.copyfileobj(src, out, length=1 << 20)
-    except (OSError, EOFError) as err:
-        raise InputError(f"cannot decompress {path}: {err}. Check that the file is a complete gzip.") from err
-    return target
-
-
 def _readable_location(path: Path, cache_dir: Path) -> Path:
     """pyfaidx writes ``.fai`` beside the FASTA; use a link in the cache if that folder is read-only."""
     if os.access(path.parent, os.W_OK) or Path(f"{path}.fai").exists():
         return path
     cache_dir.mkdir(parents=True, exist_ok=True)
-    link = cache_dir / f"{path.name}.{_cache_key(path)}{''.join(path.suffixes[-1:])}"
+    link = cache_dir / f"{path.name}.{cache_key(path)}{''.join(path.suffixes[-1:])}"
     if not link.exists():
         link.symlink_to(path.resolve())
     return link
@@ -84,13 +60,15 @@ def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None 
     Args:
         path: FASTA file, plain, gzip or bgzip.
         cache_dir: where decompressed copies of plain-gzip files live (default
-            :func:`default_cache_dir`).
+            :func:`~bigbird_dna.genome.cache.default_cache_dir`).
 
     Returns:
         The path that :class:`Genome` should open (the input itself, or its cached copy).
 
     Raises:
-        InputError: the file is missing, empty, not FASTA, malformed, or holds no sequence.
+        InputError: the file is missing, empty, not FASTA, malformed, holds no sequence, or has a
+            stale ``.fai`` (records past the end of the file); a gzip copy cannot be written or the
+            gzip is truncated (see :func:`~bigbird_dna.genome.cache.decompress_once`).
     """
     path = Path(path).expanduser()
     cache = Path(cache_dir) if cache_dir else default_cache_dir()
@@ -103,15 +81,20 @@ def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None 
         raise InputError(f"genome FASTA is empty: {path}. Point data.fasta at a FASTA with sequence records.")
     original, copy = path, None
     if is_gzip(path) and not _is_bgzip(path):
-        path = copy = _decompress_once(path, cache)
+        path = copy = decompress_once(path, cache)
     try:
         with open(path, "rb") as handle:
             first = handle.read(1)
         if not is_gzip(path) and first != b">":
             raise InputError(f"{original} is not a FASTA file: it should start with '>' (a record header).")
         path = _readable_location(path, cache)
-        with Genome(path) as genome:  # builds and validates the .fai once, here, before any worker starts
+        indexed = Path(f"{path}.fai").exists()
+        # Builds and checks the .fai once, here, before any worker starts; slow only when building.
+        with phase("index", quiet_below=1.0 if indexed else 0.0) as timing, Genome(path) as genome:
+            _check_index_fits(genome, original)
             _check_has_sequence(genome, original)
+            timing.detail = (f"{'read' if indexed else 'built'} {path}.fai: {len(genome.record_lengths):,} "
+                             f"records, {human_size(sum(genome.record_lengths.values()), 'bp')}")
     except InputError as err:
         if copy is None:
             raise
@@ -119,6 +102,26 @@ def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None 
             junk.unlink(missing_ok=True)
         raise InputError(str(err).replace(str(copy), f"{original} (once decompressed)")) from err
     return path
+
+
+def _stale_index(fai: Path, source: Path, why: str) -> InputError:
+    return InputError(f"the index {fai} does not match {source}: {why}; the FASTA changed after it was indexed. "
+                      f"Delete the stale index (rm {fai}) and run again to rebuild it.")
+
+
+def _check_index_fits(genome: Genome, source: Path) -> None:
+    """Refuse a ``.fai`` whose records end past the end of a plain FASTA (one written for an older,
+    longer version of the file): pyfaidx would silently return short sequences."""
+    if is_gzip(genome.path):
+        return  # bgzip: the .fai holds uncompressed offsets, checked on read by fetch()
+    size = genome.path.stat().st_size
+    for name, entry in genome.index_entries().items():
+        if entry.rlen == 0:
+            continue
+        last = entry.offset + (entry.rlen - 1) // entry.lenc * entry.lenb + (entry.rlen - 1) % entry.lenc
+        if last >= size:
+            raise _stale_index(Path(f"{genome.path}.fai"), source,
+                               f"record {name!r} ends at byte {last + 1:,}, past the end of the file ({size:,} bytes)")
 
 
 def _check_has_sequence(genome: Genome, source: Path) -> None:
@@ -172,7 +175,15 @@ class Genome:
         if not 0 <= start <= end <= length:
             raise InputError(f"interval {record}:{start}-{end} runs outside the contig, which is "
                              f"{length} bp long (0-based, half-open coordinates).")
-        return self._fasta[record][start:end]
+        seq = self._fasta[record][start:end]
+        if len(seq) != end - start:  # pyfaidx reads past the end of a shrunken file without a word
+            raise _stale_index(Path(f"{self.path}.fai"), self.path, f"{record}:{start}-{end} read {len(seq)} of "
+                               f"{end - start} bases")
+        return seq
+
+    def index_entries(self) -> dict:
+        """pyfaidx's ``.fai`` entries by record: ``offset``, ``rlen``, ``lenc``, ``lenb`` (bytes)."""
+        return dict(self._fasta.faidx.index)
 
     def close(self) -> None:
         self._fasta.close()

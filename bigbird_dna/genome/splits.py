@@ -16,13 +16,16 @@ Two ways to split, chosen by the configuration rather than by code:
   Splitting at fixed positions (not at random windows) keeps training windows from overlapping
   held-out bases.
 
-Regions shorter than one window cannot hold a sample and are dropped; a split left with nothing
-is an :class:`InputError` that names the split and the fix.
+Regions shorter than one window cannot hold a sample and are dropped, with a warning per split
+that counts them and their bases; a split left with nothing is an :class:`InputError` that names
+the split and the fix. Resolving is the ``splits`` phase (:mod:`bigbird_dna.runtime.phases`), whose
+log line gives each split's regions and bases.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from pathlib import Path
@@ -31,6 +34,9 @@ from typing import Any
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.bed import Region
 from bigbird_dna.runtime.atomic import write_text_atomic
+from bigbird_dna.runtime.phases import human_size, phase
+
+log = logging.getLogger(__name__)
 
 SPLITS = ("train", "val", "test")
 __all__ = ["SPLITS", "Region", "resolve_splits", "write_split_manifest"]
@@ -104,16 +110,31 @@ def resolve_splits(record_lengths: dict[str, int], train: list[str] | None, val:
         InputError: an unknown record name, a record in two splits, a bad ``holdout_fraction``, or
             a split with no region at least ``min_length`` long.
     """
-    if val or test:
-        splits = _by_record_lists(record_lengths, train, list(val), list(test))
-    else:
-        splits = _by_fraction(record_lengths, train, holdout_fraction)
-    for split, regions in splits.items():
-        kept = [region for region in regions if region.length >= min_length]
-        if not kept:
-            raise InputError(_empty_split_message(split, regions, min_length))
-        splits[split] = kept
+    with phase("splits") as timing:
+        if val or test:
+            splits = _by_record_lists(record_lengths, train, list(val), list(test))
+        else:
+            splits = _by_fraction(record_lengths, train, holdout_fraction)
+        for split, regions in splits.items():
+            kept = [region for region in regions if region.length >= min_length]
+            if not kept:
+                raise InputError(_empty_split_message(split, regions, min_length))
+            if len(kept) < len(regions):
+                log.warning(_dropped_message(split, regions, min_length))
+            splits[split] = kept
+        timing.detail = ", ".join(f"{split} {len(regions):,} regions ({_total(regions)})"
+                                  for split, regions in splits.items())
     return splits
+
+
+def _total(regions: list[Region]) -> str:
+    return human_size(sum(region.length for region in regions), "bp")
+
+
+def _dropped_message(split: str, regions: list[Region], min_length: int) -> str:
+    dropped = [region for region in regions if region.length < min_length]
+    return (f"dropped {len(dropped):,} of {len(regions):,} {split} regions shorter than one window "
+            f"({min_length:,} bp): {_total(dropped)} not used. Lower data.window_bp to keep them.")
 
 
 def _empty_split_message(split: str, regions: list[Region], min_length: int) -> str:

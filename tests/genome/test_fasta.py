@@ -10,7 +10,6 @@ import pytest
 from Bio import bgzf
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome import fasta as genome_module
 from bigbird_dna.genome.fasta import Genome, GenomeHandle, prepare_genome
 from bigbird_dna.genome.sequence import ambiguous_fraction
 
@@ -69,7 +68,7 @@ def test_gzip_is_decompressed_once_into_the_cache(tmp_path, write_fasta, toy_rec
     def no_second_decompression(*args, **kwargs):
         raise AssertionError("prepare_genome decompressed the gzip a second time")
 
-    monkeypatch.setattr(genome_module.gzip, "open", no_second_decompression)
+    monkeypatch.setattr(gzip, "open", no_second_decompression)
     assert prepare_genome(packed) == first
     assert first.stat().st_mtime_ns == mtime
     assert_fetch_matches(first, toy_records)
