@@ -25,11 +25,15 @@ def broken_links(page: Path) -> list[str]:
     return [target for target in LINK.findall(prose) if not (page.parent / target).is_file()]
 
 
+def build_site(project: Path, site: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+                          cwd=project, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+
 def test_the_site_builds_strictly_with_the_readme_as_front_page_and_the_api_reference(tmp_path):
     site = tmp_path / "site"
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                            cwd=REPO, capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    result = build_site(REPO, site)
     assert result.returncode == 0, f"pip install -e '.[docs]' if mkdocs is missing\n{result.stderr[-4000:]}"
     front = (site / "index.html").read_text(encoding="utf-8")
     assert "Two commands on a fresh machine" in front
@@ -40,6 +44,25 @@ def test_the_site_builds_strictly_with_the_readme_as_front_page_and_the_api_refe
     # Sphinx roles in docstrings become code or links, never literal ``:func:`` text
     assert not any(":func:`" in p.read_text(encoding="utf-8") or ":class:`" in p.read_text(encoding="utf-8")
                    for p in (site / "api").rglob("*.html"))
+
+
+def test_a_docstring_role_naming_a_missing_object_fails_the_strict_build(tmp_path):
+    (tmp_path / "pkgx").mkdir()
+    (tmp_path / "pkgx" / "__init__.py").write_text(
+        '"""Uses :func:`real` and :func:`~pkgx.core.gone`."""\n\nfrom pkgx.core import real\n')
+    (tmp_path / "pkgx" / "core.py").write_text('def real():\n    """Real."""\n')
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# API\n\n::: pkgx\n\n::: pkgx.core.real\n")
+    (tmp_path / "mkdocs.yml").write_text(
+        "site_name: x\nplugins:\n  - mkdocstrings:\n      handlers:\n        python:\n          paths: [.]\n"
+        f"          options:\n            extensions:\n              - {REPO / 'docs/hooks/sphinx_roles.py'}:SphinxRoles\n")
+    result = build_site(tmp_path, tmp_path / "site")
+    assert result.returncode != 0 and "names pkgx.core.gone, which does not exist" in result.stderr, result.stderr
+    (tmp_path / "pkgx" / "__init__.py").write_text('"""Uses :func:`real`."""\n\nfrom pkgx.core import real\n')
+    result = build_site(tmp_path, tmp_path / "site")
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert 'href="#pkgx.core.real"><code>real</code></a>' in page and ":func:" not in page
 
 
 def test_the_readme_is_a_front_page_under_200_lines():

@@ -52,7 +52,7 @@ class TiledWindows(IterableDataset):
     """The tiles of :func:`tile_regions` read from ``fasta``, sharded over ranks and workers.
 
     Args:
-        fasta: a path returned by :func:`~bigbird_dna.data.genome.prepare_genome`.
+        fasta: a path returned by :func:`~bigbird_dna.genome.fasta.prepare_genome`.
         regions: the held-out regions (0-based, half-open).
         window_bp, stride_bp, max_windows: see :func:`tile_regions`.
         uppercase: upper-case soft-masked bases.

@@ -6,7 +6,7 @@ strand, also when ``strand`` is ``"-"`` and ``seq`` is the reverse complement.
 **Sampling.** The valid window starts of all regions form one index space of size
 ``sum(region.length - window_bp + 1)``. A window start is drawn uniformly from it (so records are
 weighted by length), the window is read, and it is rejected and redrawn if its
-:func:`~bigbird_dna.genome.fasta.ambiguous_fraction` (N or other IUPAC codes) exceeds
+:func:`~bigbird_dna.genome.sequence.ambiguous_fraction` (N or other IUPAC codes) exceeds
 ``max_ambiguous_fraction``. The result is uniform over acceptable windows. Nothing is read at
 construction: the setup costs O(number of regions), and each window costs one ``window_bp`` read
 plus a C-speed base count per try. On hg38 (about 5% N, mostly long gaps) a window takes about

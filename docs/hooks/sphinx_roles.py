@@ -1,11 +1,15 @@
-"""Griffe extension: render the Sphinx roles of our docstrings as links in the API reference.
+"""Griffe extension: render the Sphinx roles of our docstrings as links, and check their targets.
 
 The package's docstrings cross-reference with Sphinx roles (``:func:`layout_for```,
 ``:class:`~bigbird_dna.genome.fasta.Genome```), which Markdown would print verbatim. Each role
 becomes an *optional* mkdocs-autorefs reference: a link when the API reference renders the target,
-plain code otherwise (no warning, since most helpers are not on any page). Bare names are looked up
-where the docstring sits (its class, then its module: imports included); ``.name`` is relative to
-the module's package; ``~`` shows only the last component, as in Sphinx.
+plain code otherwise (most helpers are on no page). Bare names are looked up where the docstring
+sits (its class, then its module, imports included); ``.name`` is relative to the module's package;
+``~`` shows only the last component, as in Sphinx.
+
+A role whose target is a dotted path into the package (written in full, relative, or starting from
+a name in scope) must name an object that exists: otherwise a warning names the docstring, and
+``mkdocs build --strict`` fails. A bare name that is not in scope cannot be checked and is left as code.
 """
 
 from __future__ import annotations
@@ -18,31 +22,56 @@ import griffe
 ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc|obj):`(~?)([\w.]+)(?:\(\))?`")
 
 
-def _lookup(obj: griffe.Object, name: str) -> str:
-    """The full path ``name`` refers to in the docstring of ``obj`` (``name`` itself if unknown)."""
+def _resolve(obj: griffe.Object, name: str) -> tuple[str, bool]:
+    """(full path, checkable) of ``name`` in the docstring of ``obj``; unknown bare names are not checkable."""
     if name.startswith("."):
-        package = obj.module.path if obj.is_module and obj.module.is_init_module else obj.module.parent.path
-        return package + name
+        module = obj.module
+        package = module.path if module.is_init_module else module.parent.path
+        return package + name, True
     head, _, rest = name.partition(".")
     scope = obj
     while scope is not None:
-        member = scope.members.get(head) if hasattr(scope, "members") else None
+        member = scope.members.get(head)
         if member is not None:
             base = member.target_path if member.is_alias else member.path
-            return f"{base}.{rest}" if rest else base
+            return (f"{base}.{rest}" if rest else base), True
         scope = scope.parent
-    return name
+    return name, "." in name
+
+
+def _exists(path: str, loader: griffe.GriffeLoader) -> bool:
+    """Whether ``path`` names an object: statically, or past a name a module exports only at run
+    time (listed in its ``__all__``, served by a module ``__getattr__``, e.g. ``bigbird_dna.BigBirdDNA``)."""
+    parts = path.split(".")
+    for end in range(len(parts), 0, -1):
+        try:
+            found = loader.modules_collection[".".join(parts[:end])]
+        except KeyError:
+            continue
+        return end == len(parts) or (found.is_module and parts[end] in (found.exports or ()))
+    return False
+
+
+def _objects(obj: griffe.Object):
+    yield obj
+    for member in obj.members.values():
+        if not member.is_alias:
+            yield from _objects(member)
 
 
 class SphinxRoles(griffe.Extension):
-    def on_object(self, *, obj: griffe.Object, **kwargs) -> None:
-        if obj.is_alias or obj.docstring is None:
-            return
+    def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs) -> None:
+        for obj in _objects(pkg):
+            if obj.docstring is not None:
+                obj.docstring.value = ROLE.sub(lambda match: self._autoref(obj, match, loader), obj.docstring.value)
 
-        def autoref(match: re.Match) -> str:
-            short, name = match.groups()
-            shown = name.rsplit(".", 1)[-1] if short else name.lstrip(".")
-            identifier = html.escape(_lookup(obj, name), quote=True)
-            return f'<autoref identifier="{identifier}" optional><code>{html.escape(shown)}</code></autoref>'
-
-        obj.docstring.value = ROLE.sub(autoref, obj.docstring.value)
+    @staticmethod
+    def _autoref(obj: griffe.Object, match: re.Match, loader: griffe.GriffeLoader) -> str:
+        short, name = match.groups()
+        path, checkable = _resolve(obj, name)
+        if checkable and path.split(".")[0] == obj.package.name and not _exists(path, loader):
+            griffe.logger.warning(f"{obj.relative_filepath}:{obj.docstring.lineno}: {match.group(0)} in the "
+                                  f"docstring of {obj.path} names {path}, which does not exist")
+        shown = name.rsplit(".", 1)[-1] if short else name.lstrip(".")
+        return (f'<autoref identifier="{html.escape(path, quote=True)}" optional>'
+                f"<code>{html.escape(shown)}</code></autoref>")
