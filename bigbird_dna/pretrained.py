@@ -17,11 +17,11 @@ a short sequence's numbers move slightly with the length of the longest one in i
 numbers that do not depend on the batching, give windows of one length (as ``predict`` and the
 CLIs do) or ``batch_size=1``.
 
-``from_pretrained`` reads both layouts: ``model.safetensors`` (``save_pretrained``) and the
-``model.pt`` a training run writes to ``export/`` (``torch.load(weights_only=True)``); neither
-unpickles code, and nothing is downloaded. Saving is a few lines over
-:func:`~bigbird_dna.model.export.write_export` rather than ``huggingface_hub``'s
-``PyTorchModelHubMixin``: the mixin would save only ``nn.Module`` parameters and a config of
+``from_pretrained`` reads both layouts: ``model.safetensors`` (``save_pretrained`` and training
+runs) and the ``model.pt`` older training runs wrote to ``export/`` (``torch.load(weights_only=True)``);
+neither unpickles code, and nothing is downloaded. Saving is a few lines over
+:func:`~bigbird_dna.hf.write_hf_export` (loadable by ``transformers`` too) rather than
+``huggingface_hub``'s ``PyTorchModelHubMixin``: the mixin would save only ``nn.Module`` parameters and a config of
 constructor arguments, not the task, tokenizer and pinned attention layouts an export carries.
 """
 
@@ -37,8 +37,10 @@ import torch
 from bigbird_dna.data.labelled import encode_with_specials
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
+from bigbird_dna.hf import write_hf_export
 from bigbird_dna.model.config import EncoderConfig
-from bigbird_dna.model.export import Export, load_export, write_export
+from bigbird_dna.model.export import Export, load_export
+from bigbird_dna.model.model_card import portable_tree
 from bigbird_dna.predict.driver import (
     STRAND_CHOICES,
     ScanWindow,
@@ -103,10 +105,14 @@ class BigBirdDNA:
 
     def save_pretrained(self, path: str | os.PathLike) -> Path:
         """Write ``model.safetensors``, ``config.json``, ``tokenizer.json`` (HF-compatible),
-        ``tokenizer_config.json`` and ``special_tokens_map.json`` to the folder ``path``, atomically."""
-        return write_export(path, self.task, self.module.state_dict(), self.export.model_config, self.tokenizer,
-                            task_config=self.export.task_config, metadata=self.export.metadata,
-                            weights="safetensors")
+        ``tokenizer_config.json``, ``special_tokens_map.json``, the model card ``README.md`` and the
+        ``transformers`` remote code (:mod:`bigbird_dna.hf`) to the folder ``path``, atomically.
+        ``AutoModel*.from_pretrained(path, trust_remote_code=True)`` then loads it. Absolute paths in
+        the metadata and task config (older exports' ``source_checkpoint``) become relative to the
+        export's parent, the run directory of a training export."""
+        return write_hf_export(path, self.task, self.module.state_dict(), self.export.model_config, self.tokenizer,
+                               task_config=portable_tree(self.export.task_config, self.export.path.parent),
+                               metadata=portable_tree(self.export.metadata, self.export.path.parent))
 
     @property
     def num_labels(self) -> int:

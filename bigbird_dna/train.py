@@ -40,7 +40,9 @@ from lightning.pytorch.utilities.model_helpers import is_overridden
 from omegaconf import DictConfig, OmegaConf
 
 from bigbird_dna.errors import EXIT_INPUT_ERROR, InputError
-from bigbird_dna.model.export import load_export, write_export
+from bigbird_dna.hf import write_hf_export
+from bigbird_dna.model.export import load_export
+from bigbird_dna.model.model_card import portable_tree, training_record
 from bigbird_dna.runtime.atomic import write_text_atomic
 from bigbird_dna.runtime.checkpoint_io import AtomicCheckpointIO, disk_full_cause, disk_full_error
 from bigbird_dna.runtime.distributed import multirun_job, register_slurm_resolver
@@ -52,11 +54,13 @@ from bigbird_dna.runtime.faults import (
     arm_signal_handlers,
 )
 from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
+from bigbird_dna.runtime.phases import phase, process_start, reset_phases, run_timing
 from bigbird_dna.runtime.resolvers import instantiate, register_resolvers, target_class, to_plain
 from bigbird_dna.runtime.run_record import (
     command_overrides,
     config_record,
     reconcile_resume,
+    effective_batch_size,
     refuse_existing_run,
     resolve_checkpoint,
     restore_tokenizer,
@@ -109,16 +113,6 @@ def _save_final_state(trainer: L.Trainer, checkpoint: ModelCheckpoint, run_dir: 
     return path
 
 
-def _effective_batch_size(cfg: DictConfig, trainer: L.Trainer) -> dict[str, int] | None:
-    """Windows per optimizer step: batch_size x devices x num_nodes x accumulate_grad_batches."""
-    per_device = cfg.data.get("batch_size")
-    if not isinstance(per_device, int):
-        return None
-    return {"effective_batch_size": per_device * trainer.world_size * trainer.accumulate_grad_batches,
-            "batch_size_per_device": per_device, "devices": trainer.num_devices, "num_nodes": trainer.num_nodes,
-            "accumulate_grad_batches": trainer.accumulate_grad_batches}
-
-
 def _task_settings(cfg: DictConfig) -> dict[str, Any]:
     """The ``task`` group without its run settings (name, monitor, ...): the constructor's arguments."""
     return {k: v for k, v in to_plain(cfg.task).items() if k not in RUN_SETTINGS and k != "_target_"}
@@ -142,8 +136,9 @@ def build(cfg: DictConfig, run_dir: Path, is_main_process: bool) -> tuple[Encode
     if export is not None:
         log.info("fine-tuning from %s: encoder config and tokenizer taken from the export "
                  "(the model= group is not used).", backbone)
-    tokenizer = provision_tokenizer(to_plain(cfg.tokenizer), run_dir, is_main_process, datamodule.training_text,
-                                    given=export.tokenizer if export else None, given_by=str(backbone))
+    with phase("tokenizer", quiet_below=1.0):
+        tokenizer = provision_tokenizer(to_plain(cfg.tokenizer), run_dir, is_main_process, datamodule.training_text,
+                                        given=export.tokenizer if export else None, given_by=str(backbone))
     model = dict(export.model_config) if export else to_plain(cfg.model)
     model.update(vocab_size=tokenizer.vocab_size, pad_id=tokenizer.pad_id)
     datamodule.attach_tokenizer(tokenizer, model["max_positions"])
@@ -158,13 +153,16 @@ def _test(trainer: L.Trainer, module: EncoderTask, datamodule, checkpoint: str) 
     if not is_overridden("test_step", module) or not datamodule.has_test_data():
         log.info("no test split to evaluate (task %s)", type(module).__name__)
         return {}
-    metrics = trainer.test(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True, verbose=False)
+    with phase("test"):
+        metrics = trainer.test(module, datamodule=datamodule, ckpt_path=checkpoint, weights_only=True, verbose=False)
     return {k: float(v) for k, v in metrics[0].items()}
 
 
-def run(cfg: DictConfig) -> dict[str, Any]:
-    """Train one task as configured; returns the summary (also written to ``summary.json``)."""
-    started = time.monotonic()
+def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
+    """Train one task as configured; returns the summary (also written to ``summary.json``), whose
+    ``seconds`` count from ``started`` (a ``time.monotonic()`` reading; default: now)."""
+    started = time.monotonic() if started is None else started
+    reset_phases()
     run_dir = Path(cfg.paths.output_dir)
     main = _is_main_process()
     if main:
@@ -189,7 +187,7 @@ def run(cfg: DictConfig) -> dict[str, Any]:
     loggers = _instantiate_all(cfg.logger)
     trainer = L.Trainer(**_trainer_kwargs(cfg), callbacks=callbacks, logger=loggers or False,
                         default_root_dir=str(run_dir), plugins=[AtomicCheckpointIO()])
-    batch = _effective_batch_size(cfg, trainer)
+    batch = effective_batch_size(cfg, trainer)
     if batch:
         for logger in trainer.loggers:
             logger.log_hyperparams(batch)
@@ -197,13 +195,15 @@ def run(cfg: DictConfig) -> dict[str, Any]:
             log.info("effective batch size: %(effective_batch_size)d windows per optimizer step = "
                      "%(batch_size_per_device)d per device x %(devices)d devices x %(num_nodes)d nodes x "
                      "%(accumulate_grad_batches)d accumulated batches", batch)
-    trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path)
+    with phase("fit", f"to step {trainer.max_steps}"):
+        trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path)
 
     checkpoint = next(c for c in trainer.checkpoint_callbacks if isinstance(c, ModelCheckpoint))
     last = _save_final_state(trainer, checkpoint, run_dir)
     best = checkpoint.best_model_path or last
     # An explicit checkpoint: with none, Lightning on SLURM would validate the newest hpc_ckpt_*.
-    final = trainer.validate(module, datamodule=datamodule, ckpt_path=best, weights_only=True, verbose=False)[0]
+    with phase("validate", f"best checkpoint {best}"):
+        final = trainer.validate(module, datamodule=datamodule, ckpt_path=best, weights_only=True, verbose=False)[0]
     tested = _test(trainer, module, datamodule, best) if cfg.get("test", True) else {}
     summary = {
         "task": cfg.task.name,
@@ -215,17 +215,19 @@ def run(cfg: DictConfig) -> dict[str, Any]:
         "last_checkpoint": last,
         "export": None,
         "run_dir": str(run_dir),
-        "seconds": round(time.monotonic() - started, 1),
     }
     if trainer.is_global_zero:
-        # The export is the best checkpoint's weights, read from its file, whatever the module holds.
-        weights = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
-        export_dir = write_export(run_dir / "export", cfg.task.name, weights, module.config.to_dict(), tokenizer,
-                                  task_config={**to_plain(cfg.task), **module.export_config()},
-                                  metadata={"seed": cfg.seed, "global_step": trainer.global_step,
-                                            "source_checkpoint": best})
-        summary["export"] = str(export_dir)
         summary.update(datamodule.reference_metrics())  # baselines: computed here, on one rank only
+        # The export: the best checkpoint's weights, read from its file; paths only relative to run_dir.
+        weights = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
+        record = training_record(to_plain(cfg.data), to_plain(cfg.tokenizer), summary, command_overrides(), run_dir)
+        export_dir = write_hf_export(run_dir / "export", cfg.task.name, weights, module.config.to_dict(), tokenizer,
+                                     portable_tree({**to_plain(cfg.task), **module.export_config()}, run_dir),
+                                     {"seed": cfg.seed, "global_step": trainer.global_step,
+                                      "source_checkpoint": os.path.relpath(best, run_dir), "training": record})
+        summary["export"] = str(export_dir)
+    summary.update(run_timing(started))  # the whole run, baselines and export included
+    if trainer.is_global_zero:
         write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
         print(module.format_summary(summary), flush=True)
     return summary
@@ -238,11 +240,12 @@ _composed = False  # set once Hydra has composed the config and called main
 def main(cfg: DictConfig) -> float | None:
     """The CLI; returns the task's monitored metric, which a Hydra sweeper can optimise."""
     global _composed
+    started = None if _composed else process_start()  # a multirun's later jobs count from their own start
     _composed = True
     logging.raiseExceptions = False  # a log file on a full disk must not print tracebacks
     try:
         with multirun_job(Path(cfg.paths.output_dir)):
-            summary = run(cfg)
+            summary = run(cfg, started)
         value = summary.get(cfg.task.monitor)
         return float(value) if value is not None else None
     except InputError as err:

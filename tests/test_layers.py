@@ -25,7 +25,7 @@ LAYERS = {
     "tokenizer": 3,
     "data": 4, "attention": 4,
     "model": 5,
-    "tasks": 6,
+    "tasks": 6, "hf": 6,
     "predict": 7, "train": 7, "demo": 7,
     "pretrained": 8,
     "embed": 9, "variants": 9,

@@ -7,6 +7,8 @@ Layout of an export directory::
       config.json     {"task": ..., "model": EncoderConfig dict, "task_config": {...}, "metadata": {...}}
       tokenizer.json  the exact tokenizer the ids come from, HF-compatible (:mod:`bigbird_dna.tokenizer.hf`)
       tokenizer_config.json, special_tokens_map.json   what ``transformers`` reads beside it
+      README.md       the model card (:mod:`bigbird_dna.model.model_card`), rendered from config.json
+      *.py            with ``extra_files``: e.g. the ``transformers`` remote code (:mod:`bigbird_dna.hf`)
 
 ``model.pt`` (what training writes) is loaded with ``torch.load(weights_only=True)``.
 ``model.safetensors`` (what ``BigBirdDNA.save_pretrained`` writes) holds no pickle at all: the
@@ -17,7 +19,8 @@ Exports written before the HF-compatible tokenizer (a bare BPE ``tokenizer.json`
 
 The directory is written under a temporary name and renamed into place
 (:func:`~bigbird_dna.runtime.atomic.atomic_directory`), so a crash never leaves a half-written
-export that looks valid.
+export that looks valid. Nothing written holds an absolute path: the callers pass portable
+metadata (file names, paths relative to the run directory).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 import torch
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.model.model_card import render_card
 from bigbird_dna.runtime.atomic import atomic_directory
 from bigbird_dna.runtime.checkpoint_io import disk_full_cause
 from bigbird_dna.tokenizer import DNATokenizer
@@ -40,6 +44,7 @@ EXPORT_FILES = ("config.json", "tokenizer.json")
 WEIGHT_FILES = ("model.safetensors", "model.pt")  # the first one present is loaded
 _NEST = "::"  # joins nested-dict keys of non-parameter state in safetensors names
 _VALUES_KEY = "bigbird_dna.values"
+LAYOUTS_KEY = "encoder._extra_state"  # the encoder's pinned attention layouts in a state_dict
 
 
 @dataclass
@@ -57,10 +62,13 @@ class Export:
 
 def write_export(out_dir: str | os.PathLike, task: str, state_dict: dict[str, Any], model_config: dict,
                  tokenizer: DNATokenizer, task_config: dict | None = None,
-                 metadata: dict | None = None, weights: str = "pt") -> Path:
+                 metadata: dict | None = None, weights: str = "pt", extra_config: dict | None = None,
+                 extra_files: dict[str, str] | None = None) -> Path:
     """Write an export directory atomically and return its path.
 
     ``weights``: ``"pt"`` (``model.pt``) or ``"safetensors"`` (``model.safetensors``, no pickle).
+    ``extra_config``: more top-level keys of ``config.json`` (the four keys above win on a clash).
+    ``extra_files``: ``{file name: text}`` written beside the rest.
 
     Raises:
         InputError: the folder cannot be written (read-only, under a file) or the disk is full; an
@@ -76,11 +84,13 @@ def write_export(out_dir: str | os.PathLike, task: str, state_dict: dict[str, An
                                handle)
             else:
                 save_safetensors(state_dict, staging / "model.safetensors")
-            config = {"task": task, "model": model_config, "task_config": task_config or {},
+            config = {**(extra_config or {}), "task": task, "model": model_config, "task_config": task_config or {},
                       "metadata": {**(metadata or {}), "tokenizer_sha256": tokenizer.sha256}}
             (staging / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True))
             (staging / "tokenizer.json").write_text(hf_tokenizer_json(tokenizer))
-            for name, text in hf_side_files(model_config.get("max_positions", 0)).items():
+            files = {**hf_side_files(model_config.get("max_positions", 0)), **(extra_files or {}),
+                     "README.md": render_card(config, state_dict)}
+            for name, text in files.items():
                 (staging / name).write_text(text)
     except (OSError, RuntimeError) as err:  # torch.save reports a full disk as a RuntimeError
         cause = disk_full_cause(err) or (err if isinstance(err, OSError) else None)
@@ -128,13 +138,18 @@ def save_safetensors(state_dict: dict[str, Any], path: str | os.PathLike) -> Non
     save_file(tensors, str(path), metadata={"format": "pt", _VALUES_KEY: json.dumps(values)})
 
 
-def load_safetensors(path: str | os.PathLike) -> dict[str, Any]:
-    """The state_dict :func:`save_safetensors` wrote, with its nested extra states rebuilt."""
+def load_safetensors(path: str | os.PathLike, only: str | None = None) -> dict[str, Any]:
+    """The state_dict :func:`save_safetensors` wrote, with its nested extra states rebuilt; with
+    ``only``, just the entry of that top-level key (e.g. :data:`LAYOUTS_KEY`), read alone."""
     from safetensors import safe_open
 
+    def wanted(name: str) -> bool:
+        return only is None or name.split(_NEST, 1)[0] == only
+
     with safe_open(str(path), framework="pt") as handle:
-        flat: dict[str, Any] = {name: handle.get_tensor(name) for name in handle.keys()}
-        flat.update(json.loads((handle.metadata() or {}).get(_VALUES_KEY, "{}")))
+        flat: dict[str, Any] = {name: handle.get_tensor(name) for name in handle.keys() if wanted(name)}
+        values = json.loads((handle.metadata() or {}).get(_VALUES_KEY, "{}"))
+        flat.update({name: value for name, value in values.items() if wanted(name)})
     return _unflatten(flat)
 
 

@@ -30,7 +30,7 @@ def test_write_then_load_round_trips_every_part(tmp_path, tokenizer):
     path = write_export(tmp_path / "run" / "export", "promoter", _state(), MODEL_CONFIG, tokenizer,
                         task_config={"predict_window_bp": 100}, metadata={"seed": 3})
     assert sorted(p.name for p in path.iterdir()) == sorted([*EXPORT_FILES, "model.pt", "tokenizer_config.json",
-                                                                  "special_tokens_map.json"])
+                                                                  "special_tokens_map.json", "README.md"])
     loaded = load_export(path, task="promoter")
     assert (loaded.task, loaded.model_config, loaded.task_config) == ("promoter", MODEL_CONFIG, {"predict_window_bp": 100})
     assert loaded.metadata == {"seed": 3, "tokenizer_sha256": tokenizer.sha256}

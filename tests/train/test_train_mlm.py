@@ -57,7 +57,7 @@ def test_train_cli_runs_on_plain_gzip_and_bgzip_fasta(tmp_path, kind):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["global_step"] == 4
     assert (run_dir / "checkpoints" / "last.ckpt").is_file()
-    assert (run_dir / "export" / "model.pt").is_file()
+    assert (run_dir / "export" / "model.safetensors").is_file()
     if kind == "gzip":  # decompressed once into the cache, never beside the input
         assert list((tmp_path / "cache").glob("*.fa"))
 
@@ -80,8 +80,8 @@ def test_train_on_multi_record_soft_masked_genome_with_n_runs(tmp_path, train_in
 def test_run_writes_config_manifest_tokenizer_checkpoints_export(train_in_process):
     summary, run_dir = train_in_process(f"data.fasta={LAMBDA}")
     for name in ("config.yaml", "split_manifest.json", "tokenizer.json", "summary.json",
-                 "checkpoints/last.ckpt", "logs/version_0/metrics.csv", "export/model.pt", "export/config.json",
-                 "export/tokenizer.json"):
+                 "checkpoints/last.ckpt", "logs/version_0/metrics.csv", "export/model.safetensors",
+                 "export/config.json", "export/tokenizer.json", "export/README.md", "export/modeling_bigbird_dna.py"):
         assert (run_dir / name).is_file(), name
     # Checkpoints hold plain types only: a weights_only load works and carries the tokenizer.
     ckpt = torch.load(run_dir / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=True)
