@@ -46,7 +46,7 @@ def test_the_site_builds_strictly_with_the_readme_as_front_page_and_the_api_refe
                    for p in (site / "api").rglob("*.html"))
 
 
-def test_a_docstring_role_naming_a_missing_object_fails_the_strict_build(tmp_path):
+def test_docstring_roles_render_as_links_and_a_missing_target_fails_the_strict_build(tmp_path):
     (tmp_path / "pkgx").mkdir()
     (tmp_path / "pkgx" / "__init__.py").write_text(
         '"""Uses :func:`real` and :func:`~pkgx.core.gone`."""\n\nfrom pkgx.core import real\n')
@@ -58,11 +58,13 @@ def test_a_docstring_role_naming_a_missing_object_fails_the_strict_build(tmp_pat
         f"          options:\n            extensions:\n              - {REPO / 'docs/hooks/sphinx_roles.py'}:SphinxRoles\n")
     result = build_site(tmp_path, tmp_path / "site")
     assert result.returncode != 0 and "names pkgx.core.gone, which does not exist" in result.stderr, result.stderr
-    (tmp_path / "pkgx" / "__init__.py").write_text('"""Uses :func:`real`."""\n\nfrom pkgx.core import real\n')
+    (tmp_path / "pkgx" / "__init__.py").write_text(
+        '"""Uses :func:`real`.\n\nA layout::\n\n    file.txt   written by :func:`real`\n"""\n\nfrom pkgx.core import real\n')
     result = build_site(tmp_path, tmp_path / "site")
     assert result.returncode == 0, result.stderr
     page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert 'href="#pkgx.core.real"><code>real</code></a>' in page and ":func:" not in page
+    assert "written by real" in page and "&lt;autoref" not in page  # inside a code block: plain text
 
 
 def test_the_readme_is_a_front_page_under_200_lines():

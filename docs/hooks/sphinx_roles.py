@@ -59,19 +59,39 @@ def _objects(obj: griffe.Object):
             yield from _objects(member)
 
 
+def _code_lines(lines: list[str]) -> list[bool]:
+    """Which lines Markdown shows as code: fenced, or indented 4+ spaces after a blank or code line."""
+    flags, fenced, previous_blank, previous_code = [], False, True, False
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            code = True
+        else:
+            code = fenced or (line.startswith("    ") and (previous_blank or previous_code))
+        flags.append(code)
+        previous_blank, previous_code = not line.strip(), code and bool(line.strip())
+    return flags
+
+
 class SphinxRoles(griffe.Extension):
     def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs) -> None:
         for obj in _objects(pkg):
             if obj.docstring is not None:
-                obj.docstring.value = ROLE.sub(lambda match: self._autoref(obj, match, loader), obj.docstring.value)
+                lines = obj.docstring.value.split("\n")
+                obj.docstring.value = "\n".join(
+                    ROLE.sub(lambda match: self._reference(obj, match, loader, code), line)
+                    for line, code in zip(lines, _code_lines(lines)))
 
     @staticmethod
-    def _autoref(obj: griffe.Object, match: re.Match, loader: griffe.GriffeLoader) -> str:
+    def _reference(obj: griffe.Object, match: re.Match, loader: griffe.GriffeLoader, in_code: bool) -> str:
+        """The role as an optional autoref (as plain text inside a code block, where HTML would show)."""
         short, name = match.groups()
         path, checkable = _resolve(obj, name)
         if checkable and path.split(".")[0] == obj.package.name and not _exists(path, loader):
             griffe.logger.warning(f"{obj.relative_filepath}:{obj.docstring.lineno}: {match.group(0)} in the "
                                   f"docstring of {obj.path} names {path}, which does not exist")
         shown = name.rsplit(".", 1)[-1] if short else name.lstrip(".")
+        if in_code:
+            return shown
         return (f'<autoref identifier="{html.escape(path, quote=True)}" optional>'
                 f"<code>{html.escape(shown)}</code></autoref>")
