@@ -39,6 +39,7 @@ from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.splits import resolve_splits, write_split_manifest
 from bigbird_dna.genome.windows import GenomeWindows
+from bigbird_dna.runtime.phases import counted, human_size, phase
 from bigbird_dna.tokenizer import (
     DNATokenizer,
     sample_training_chunks,
@@ -155,17 +156,22 @@ class GenomeMLMDataModule(L.LightningDataModule):
         summary (computed once, on the rank that writes it, after :meth:`attach_tokenizer`):
         ``{"val/baseline/markov_causal_bits_per_base": ..., "markov_causal_order": ...}``."""
         if self._baselines is None:
-            codes = [encode(seq) for seq in self._train_sequences()]
-            models, out = {}, {}
-            for kind, orders in (("causal", range(0, self.cfg["baseline_max_order"] + 1)),
-                                 ("bidirectional", range(0, self.cfg["baseline_max_order"] // 2 + 1))):
-                models[f"markov_{kind}"], chosen = select_and_fit(codes, kind, orders)
-                out[f"markov_{kind}_order"], out[f"markov_{kind}_alpha"] = chosen["order"], chosen["alpha"]
-            for split in ("val", "test"):
-                collator = MLMCollator(self.tokenizer, self.max_tokens, self.eval_mask_prob, fixed_masks=True,
-                                       seed=self.seed)
-                scores = score_baselines(self.datasets[split].iter_all(), collator, self.train_token_counts, models)
-                out.update({f"{split}/{key}": value for key, value in scores.items()})
+            with phase("baselines") as timing:
+                codes = [encode(seq) for seq in self._train_sequences()]
+                models, out = {}, {}
+                for kind, orders in (("causal", range(0, self.cfg["baseline_max_order"] + 1)),
+                                     ("bidirectional", range(0, self.cfg["baseline_max_order"] // 2 + 1))):
+                    models[f"markov_{kind}"], chosen = select_and_fit(codes, kind, orders)
+                    out[f"markov_{kind}_order"], out[f"markov_{kind}_alpha"] = chosen["order"], chosen["alpha"]
+                for split in ("val", "test"):
+                    collator = MLMCollator(self.tokenizer, self.max_tokens, self.eval_mask_prob, fixed_masks=True,
+                                           seed=self.seed)
+                    scores = score_baselines(self.datasets[split].iter_all(), collator, self.train_token_counts,
+                                             models)
+                    out.update({f"{split}/{key}": value for key, value in scores.items()})
+                timing.detail = (f"unigram and k-mer chains (causal order {out['markov_causal_order']}, bidirectional "
+                                 f"order {out['markov_bidirectional_order']}) fitted on "
+                                 f"{human_size(sum(len(c) for c in codes), 'bp')} of train, scored on val and test")
             self._baselines = out
         return self._baselines
 
@@ -183,9 +189,13 @@ class GenomeMLMDataModule(L.LightningDataModule):
     def _windows(self, split: str) -> GenomeWindows | TiledWindows:
         """Train: random windows, drawn anew every epoch. Val/test: fixed tiles of the held-out regions."""
         if split != "train":
-            return TiledWindows(self.fasta, self.splits[split], window_bp=self.cfg["window_bp"],
-                                stride_bp=self.cfg["eval_stride_bp"], max_windows=self.cfg["eval_windows"],
-                                uppercase=self.cfg["uppercase"])
+            with phase("tiling") as timing:
+                tiles = TiledWindows(self.fasta, self.splits[split], window_bp=self.cfg["window_bp"],
+                                     stride_bp=self.cfg["eval_stride_bp"], max_windows=self.cfg["eval_windows"],
+                                     uppercase=self.cfg["uppercase"])
+                regions = counted(len(self.splits[split]), "region")
+                timing.detail = f"{split}: {counted(len(tiles), 'window')} over {regions}"
+            return tiles
         return GenomeWindows(
             self.fasta, self.splits["train"], window_bp=self.cfg["window_bp"],
             num_windows=self.cfg["windows_per_epoch"], seed=self.seed,

@@ -30,7 +30,7 @@ import pyfaidx
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.cache import cache_key, decompress_once, default_cache_dir
 from bigbird_dna.genome.text import GZIP_MAGIC, is_gzip
-from bigbird_dna.runtime.phases import human_size, phase
+from bigbird_dna.runtime.phases import counted, human_size, phase
 
 _BASES = frozenset("ACGTacgt")
 _BASE_PROBE_BP = 1 << 20  # bases read at a time while looking for a first real base
@@ -93,8 +93,9 @@ def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None 
         with phase("index", quiet_below=1.0 if indexed else 0.0) as timing, Genome(path) as genome:
             _check_index_fits(genome, original)
             _check_has_sequence(genome, original)
-            timing.detail = (f"{'read' if indexed else 'built'} {path}.fai: {len(genome.record_lengths):,} "
-                             f"records, {human_size(sum(genome.record_lengths.values()), 'bp')}")
+            lengths = genome.record_lengths
+            timing.detail = (f"{'read' if indexed else 'built'} {path}.fai: {counted(len(lengths), 'record')}, "
+                             f"{human_size(sum(lengths.values()), 'bp')}")
     except InputError as err:
         if copy is None:
             raise

@@ -34,7 +34,7 @@ from typing import Any
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.bed import Region
 from bigbird_dna.runtime.atomic import write_text_atomic
-from bigbird_dna.runtime.phases import human_size, phase
+from bigbird_dna.runtime.phases import counted, human_size, phase
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ def resolve_splits(record_lengths: dict[str, int], train: list[str] | None, val:
             if len(kept) < len(regions):
                 log.warning(_dropped_message(split, regions, min_length))
             splits[split] = kept
-        timing.detail = ", ".join(f"{split} {len(regions):,} regions ({_total(regions)})"
+        timing.detail = ", ".join(f"{split} {_total(regions)} in {counted(len(regions), 'region')}"
                                   for split, regions in splits.items())
     return splits
 

@@ -90,3 +90,15 @@ def human_size(amount: float, unit: str = "B") -> str:
     while abs(amount) >= 1000 and power < len(prefixes) - 1:
         amount, power = amount / 1000, power + 1
     return f"{amount:.0f} {unit}" if power == 0 else f"{amount:.1f} {prefixes[power]}{unit}"
+
+
+def counted(count: int, noun: str) -> str:
+    """``counted(1, "region")`` -> ``"1 region"``, ``counted(1200, "region")`` -> ``"1,200 regions"``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def run_timing(started: float) -> dict[str, object]:
+    """The timing keys of a run's summary: ``seconds``, the wall time since ``started`` (a
+    ``time.monotonic()`` reading, e.g. :func:`process_start`), and ``phases``, the seconds of each
+    phase timed since the last :func:`reset_phases`."""
+    return {"seconds": round(time.monotonic() - started, 2), "phases": phase_seconds()}

@@ -9,13 +9,16 @@
   ``resume.allow_changes=true``. Keys that do not change what the model sees may differ:
   ``trainer.*``, ``optim.*``, ``callbacks``, ``logger``, and :data:`SAFE_KEYS`; keys not given on the
   command line keep the resumed run's values.
+
+It also holds the summary's account of the batch a step saw (:func:`effective_batch_size`); the
+summary's timing keys come from :func:`bigbird_dna.runtime.phases.run_timing`.
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from omegaconf import DictConfig, OmegaConf, open_dict
@@ -23,6 +26,9 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from bigbird_dna.errors import InputError
 from bigbird_dna.runtime.atomic import write_text_atomic
 from bigbird_dna.runtime.faults import hpc_checkpoints
+
+if TYPE_CHECKING:
+    import lightning as L
 
 log = logging.getLogger(__name__)
 
@@ -184,3 +190,14 @@ def config_record(run_dir: Path) -> Path:
     if not (run_dir / "config.yaml").exists():
         return run_dir / "config.yaml"
     return run_dir / f"config.resume-{len(list(run_dir.glob('config.resume-*.yaml'))) + 1}.yaml"
+
+
+def effective_batch_size(cfg: DictConfig, trainer: L.Trainer) -> dict[str, int] | None:
+    """Windows per optimizer step: batch_size x devices x num_nodes x accumulate_grad_batches, as
+    summary keys; None when the data config has no integer ``batch_size``."""
+    per_device = cfg.data.get("batch_size")
+    if not isinstance(per_device, int):
+        return None
+    return {"effective_batch_size": per_device * trainer.world_size * trainer.accumulate_grad_batches,
+            "batch_size_per_device": per_device, "devices": trainer.num_devices, "num_nodes": trainer.num_nodes,
+            "accumulate_grad_batches": trainer.accumulate_grad_batches}

@@ -20,7 +20,7 @@ def test_held_out_ends_shorter_than_a_window_are_counted_in_a_warning(caplog):
     # each dropped end is 2,500 bp: 58 of them are 145 kbp
     assert "dropped 58 of 195 val regions shorter than one window (4,096 bp): 145.0 kbp not used" in warnings[0]
     assert "dropped 58 of 195 test regions" in warnings[1] and len(warnings) == 2
-    assert "splits: train 195 regions (27.3 Mbp), val 137 regions (1.4 Mbp), test 137 regions (1.4 Mbp)" \
+    assert "splits: train 27.3 Mbp in 195 regions, val 1.4 Mbp in 137 regions, test 1.4 Mbp in 137 regions" \
         in caplog.text
 
 

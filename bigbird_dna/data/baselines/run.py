@@ -26,6 +26,7 @@ from bigbird_dna.data.baselines.kmers import kmer_frequencies
 from bigbird_dna.data.baselines.metrics import check_label_kind, classification_metrics
 from bigbird_dna.data.baselines.sequences import CodedSet, coded_split
 from bigbird_dna.errors import InputError
+from bigbird_dna.runtime.phases import phase
 
 log = logging.getLogger(__name__)
 
@@ -67,22 +68,25 @@ def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mappin
     cfg = baseline_settings(settings)
     if not cfg["enabled"]:
         return {"baseline/skipped": "disabled (data.baselines.enabled=false)"}
-    started = time.monotonic()
-    split = "test" if len(datasets.get("test") or ()) > 0 else "val"
-    limit = None if cfg["max_train"] is None else int(cfg["max_train"])
-    train = coded_split(datasets["train"], limit, seed, cfg["max_len"])
-    val = coded_split(datasets["val"], limit, seed + 1, cfg["max_len"])
-    evaluated = val if split == "val" and (limit is None or len(val) >= len(datasets["val"])) \
-        else coded_split(datasets[split], None, seed, cfg["max_len"])
-    check_label_kind(label_kind, train.labels.shape[1])
-    positives = train.labels.sum(0)
-    if label_kind != "multilabel" and ((positives == 0) | (positives == len(train))).any():
-        return _skip(f"the {len(train)} train rows used lack a class; no baseline can be fitted")
-    out: dict[str, Any] = {"baseline/split": split, "baseline/train_samples": len(train),
-                           "baseline/eval_samples": len(evaluated)}
-    out.update(_kmer_lr(train, val, evaluated, split, label_kind, device, int(cfg["kmer_max_k"])))
-    out.update(_cnn(train, val, evaluated, split, label_kind, device, seed, cfg))
-    out["baseline/seconds"] = round(time.monotonic() - started, 1)
+    with phase("baselines") as timing:
+        split = "test" if len(datasets.get("test") or ()) > 0 else "val"
+        limit = None if cfg["max_train"] is None else int(cfg["max_train"])
+        train = coded_split(datasets["train"], limit, seed, cfg["max_len"])
+        val = coded_split(datasets["val"], limit, seed + 1, cfg["max_len"])
+        evaluated = val if split == "val" and (limit is None or len(val) >= len(datasets["val"])) \
+            else coded_split(datasets[split], None, seed, cfg["max_len"])
+        check_label_kind(label_kind, train.labels.shape[1])
+        positives = train.labels.sum(0)
+        if label_kind != "multilabel" and ((positives == 0) | (positives == len(train))).any():
+            timing.detail = "skipped"
+            return _skip(f"the {len(train)} train rows used lack a class; no baseline can be fitted")
+        out: dict[str, Any] = {"baseline/split": split, "baseline/train_samples": len(train),
+                               "baseline/eval_samples": len(evaluated)}
+        out.update(_kmer_lr(train, val, evaluated, split, label_kind, device, int(cfg["kmer_max_k"])))
+        out.update(_cnn(train, val, evaluated, split, label_kind, device, seed, cfg))
+        out["baseline/seconds"] = round(timing.elapsed(), 1)
+        timing.detail = (f"k-mer LR and small CNN trained on {len(train):,} rows, scored on {len(evaluated):,} "
+                         f"{split} rows")
     return out
 
 
