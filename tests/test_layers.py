@@ -1,7 +1,8 @@
 """The package's layers import one way only: lower layers never import higher ones.
 
-    errors  ->  runtime  ->  genome  ->  tokenizer  ->  data | attention  ->  model  ->  tasks  ->  predict | train | demo
-            ->  pretrained (the BigBirdDNA API, over predict's driver)  ->  embed | variants (its CLIs)
+    errors  ->  runtime  ->  genome  ->  tokenizer  ->  data | attention  ->  model  ->  tasks
+            ->  predict | train | demo | likelihood  ->  pretrained (the BigBirdDNA API, over predict's
+            driver and likelihood's scoring)  ->  embed | variants | score (its CLIs)
 
 Every ``import`` in every module is checked, including imports inside functions, so a lazy
 upward import fails as surely as one at the top of a file. Packages on the same level (``data``
@@ -26,9 +27,9 @@ LAYERS = {
     "data": 4, "attention": 4,
     "model": 5,
     "tasks": 6, "hf": 6,
-    "predict": 7, "train": 7, "demo": 7,
+    "predict": 7, "train": 7, "demo": 7, "likelihood": 7,
     "pretrained": 8,
-    "embed": 9, "variants": 9,
+    "embed": 9, "variants": 9, "score": 9,
 }
 
 
