@@ -117,7 +117,7 @@ def _loading(config: dict[str, Any], pipeline_tag: str | None) -> str:
         "```python",
         f"from transformers import {auto}, AutoTokenizer",
         f'model = {auto}.from_pretrained("THIS_FOLDER", trust_remote_code=True)  # needs `pip install bigbird_dna`',
-        'tokenizer = AutoTokenizer.from_pretrained("THIS_FOLDER")  # [CLS] tokens [SEP], any case',
+        'tokenizer = AutoTokenizer.from_pretrained("THIS_FOLDER", trust_remote_code=True)  # [CLS] ... [SEP]',
         "```", "",
         "or, with bigbird_dna's own API: `BigBirdDNA.from_pretrained(\"THIS_FOLDER\")` (`embed`, `predict`).",
     ])
@@ -129,7 +129,7 @@ def _training(metadata: dict[str, Any], model: dict[str, Any]) -> str:
     fasta = training.get("fasta")
     if fasta:
         splits = ", ".join(f"{split} {bp:,} bp" for split, bp in fasta["split_bp"].items())
-        lines.append(f"- Genome: `{fasta['name']}`, {fasta['bp']:,} bp in {fasta['records']:,} records ({splits})")
+        lines.append(f"- Genome: `{fasta['name']}`, {fasta['bp']:,} bp in {fasta['records']:,} record(s) ({splits})")
     data = {k: v for k, v in (training.get("data") or {}).items() if v not in (None, "", [], {})}
     if data:
         lines.append(f"- Data settings: `{json.dumps(data, sort_keys=True)}`")
