@@ -122,3 +122,13 @@ def test_a_read_cut_short_by_a_stale_fai_is_an_error_not_a_short_sequence(write_
         write_fasta("toy.fa", {name: seq[:1000] for name, seq in toy_records.items()})
         with pytest.raises(InputError, match=f"does not match .*rm {fasta}.fai"):
             genome.fetch("chrC", 0, 5000)
+
+
+def test_a_corrupt_gzip_says_download_it_again(gzipped, tmp_path, cache_dir):
+    data = bytearray(gzipped[0].read_bytes())
+    data[len(data) // 2: len(data) // 2 + 64] = bytes(64)  # zeroed bytes in the deflate stream
+    corrupt = tmp_path / "corrupt.fa.gz"
+    corrupt.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="is not a valid gzip .*download it again"):
+        prepare_genome(corrupt)
+    assert _leftovers(cache_dir) == []
