@@ -55,9 +55,9 @@ def portable_tree(value: Any, run_dir: str | os.PathLike) -> Any:
 def _fasta_size(run_dir: Path) -> dict[str, Any] | None:
     """Name, bp and records of the FASTA a genome run indexed, and its split sizes (``split_manifest.json``)."""
     manifest_path = run_dir / "split_manifest.json"
-    if not manifest_path.is_file():
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    if "fasta" not in manifest:  # labelled tasks write a manifest of their own
         return None
-    manifest = json.loads(manifest_path.read_text())
     with Genome(manifest.get("indexed_copy") or manifest["fasta"]) as genome:
         lengths = genome.record_lengths
     return {"name": Path(manifest["fasta"]).name, "bp": sum(lengths.values()), "records": len(lengths),

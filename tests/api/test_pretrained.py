@@ -60,8 +60,10 @@ def test_save_pretrained_round_trips_bit_exactly_without_pickle(promoter_export,
     model = BigBirdDNA.from_pretrained(promoter_export, device="cpu")
     before = model.embed(SEQS, pool="cls", batch_size=2)  # also pins layouts of new lengths
     saved = model.save_pretrained(tmp_path / "saved")
-    assert sorted(p.name for p in saved.iterdir()) == ["config.json", "model.safetensors", "special_tokens_map.json",
-                                                        "tokenizer.json", "tokenizer_config.json"]
+    assert sorted(p.name for p in saved.iterdir()) == ["README.md", "config.json", "configuration_bigbird_dna.py",
+                                                        "model.safetensors", "modeling_bigbird_dna.py",
+                                                        "special_tokens_map.json", "tokenizer.json",
+                                                        "tokenizer_config.json"]
     again = BigBirdDNA.from_pretrained(saved, device="cpu")
     state, state_again = model.module.state_dict(), again.module.state_dict()
     assert state.keys() == state_again.keys()
