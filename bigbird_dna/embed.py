@@ -80,7 +80,7 @@ def iter_sequences(args: argparse.Namespace) -> Iterator[tuple[Region, str]]:
         for region in read_bed(args.bed):
             yield region, genome.fetch(*region)
         return
-    from bigbird_dna.predict.driver import window_starts
+    from bigbird_dna.predict.tiling import window_starts
 
     for path in args.fastas:
         for record, seq in iter_fasta(path):

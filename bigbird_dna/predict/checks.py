@@ -3,33 +3,30 @@
 - Flags that only one task uses (``--threshold``, ``--bed``, ``--format``) are refused for a model
   of another task; each predictor module lists its own in ``FLAGS``.
 - The output folder must be writable (a probe file is written and removed).
-- The same FASTA given twice, or a record name in two places, is refused: rows are keyed by record
-  name, so two records of one name would be indistinguishable in every output.
-- A window that needs more tokens than the model has is refused before any window is scored, naming
-  the record and the window (0-based, half-open). When ``window + 2 <= max_positions`` no window can
-  (every token holds at least one base) and only the record names are read.
+- The same FASTA given twice is refused (by file identity, without reading it): rows are keyed by
+  record name, so its records would be indistinguishable in every output.
+
+Checks that need the FASTA's contents are made during the scan, in its one pass over the input
+(:mod:`bigbird_dna.predict.tiling`: a record name twice, a bad record;
+:mod:`bigbird_dna.predict.driver`: a window that needs more tokens than the model has). Outputs are
+written under temporary names, so such a refusal mid-scan still leaves no file.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from itertools import islice
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from bigbird_dna import __version__
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta_stream import iter_fasta, record_names
-from bigbird_dna.predict.driver import iter_windows, long_window_message
 from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
-from bigbird_dna.tokenizer import DNATokenizer
 
 # Flags that only some tasks use, with what they do (for the error message).
 TASK_FLAGS = {"threshold": "the BED cut-off of promoter scores", "bed": "chromatin intervals to score",
               "format": "the output file format", "merge": "joining overlapping promoter windows",
               "label": "the chromatin label of a track"}
-_CHECK_BATCH = 256
 
 
 def check_task_flags(args: argparse.Namespace, task: str, accepted: Sequence[str]) -> None:
@@ -53,41 +50,12 @@ def check_output_folder(prefix: str | os.PathLike) -> None:
                          "Choose a writable one with --out-prefix DIR/NAME.") from cause
 
 
-def _check_same_files(fastas: Sequence[str | os.PathLike]) -> None:
+def check_distinct_files(fastas: Sequence[str | os.PathLike]) -> None:
+    """Refuse a FASTA given twice (under any path): :class:`InputError` naming both paths."""
     for i, path in enumerate(fastas):
         for other in fastas[:i]:
             if os.path.samefile(path, other):
                 raise InputError(f"{other} and {path} are the same file; give each FASTA once.")
-
-
-def _records(fastas: Sequence[str | os.PathLike], need_sequences: bool) -> Iterator[tuple[str, str, str | None]]:
-    for path in fastas:
-        if need_sequences:
-            yield from ((str(path), name, seq) for name, seq in iter_fasta(path))
-        else:
-            yield from ((str(path), name, None) for name in record_names(path))
-
-
-def check_fastas(fastas: Sequence[str | os.PathLike], window: int, stride: int, strands: Sequence[str],
-                 tokenizer: DNATokenizer, max_tokens: int) -> None:
-    """Refuse repeated files, repeated record names and windows longer than the model's context."""
-    _check_same_files(fastas)
-    need_tokens = window + 2 > max_tokens
-    seen: dict[str, str] = {}
-    for path, name, seq in _records(fastas, need_tokens):
-        if name in seen:
-            where = f"twice in {path}" if seen[name] == path else f"in both {seen[name]} and {path}"
-            raise InputError(f"record name {name!r} appears {where}; rows are keyed by record name, so rename "
-                             "one (or scan the files separately).")
-        seen[name] = path
-    if not need_tokens:
-        return
-    print(f"checking that every {window}-bp window fits the model's {max_tokens} tokens", flush=True)
-    windows = iter_windows(fastas, window, stride, strands)
-    while batch := list(islice(windows, _CHECK_BATCH)):
-        for w, ids in zip(batch, tokenizer.encode_batch([w.seq for w in batch])):
-            if len(ids) + 2 > max_tokens:
-                raise InputError(long_window_message(w.record, w.start, w.end, w.strand, len(ids) + 2, max_tokens))
 
 
 def settings(args: argparse.Namespace, export, window: int, stride: int | None, **extra) -> dict[str, str]:

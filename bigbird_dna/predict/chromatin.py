@@ -43,8 +43,9 @@ from bigbird_dna.genome.bed import read_stranded_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.model.export import Export
-from bigbird_dna.predict.checks import settings, settings_comment
-from bigbird_dna.predict.driver import STRAND_CHOICES, Scan, ScanProgress, ScanWindow, combine_strands, iter_windows
+from bigbird_dna.predict.checks import check_distinct_files, settings, settings_comment
+from bigbird_dna.predict.driver import STRAND_CHOICES, Scan, ScanProgress, combine_strands
+from bigbird_dna.predict.tiling import ScanWindow, iter_windows
 from bigbird_dna.predict.tracks import TRACK_SUFFIX, TrackBins, check_track_args, open_tsv, tsv_path, write_track
 from bigbird_dna.runtime.atomic import atomic_paths
 from bigbird_dna.tasks.chromatin_report import read_label_names
@@ -173,7 +174,7 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
     if bed:
         bins, plan, windows = bed_windows(bed, args.fasta[0], scan.window, scan.strands)
     else:
-        scan.check_fastas(args.fasta, stride)
+        check_distinct_files(args.fasta)
         bins, windows = None, iter_windows(args.fasta, scan.window, stride, scan.strands)
     names = _label_names(export, num_labels)
     column = _label_column(label, names) if label is not None else None
@@ -199,7 +200,8 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
             finally:
                 writer.close()
             if track is not None:
-                write_track(temporary[1], fmt, track, settings_comment(attrs)[2:].strip().replace('"', "'"))
+                write_track(temporary[1], fmt, track, settings_comment(attrs)[2:].strip().replace('"', "'"),
+                            name=paths[1].name)
     finally:
         progress.close()
     seconds = time.monotonic() - started

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.export import Export
-from bigbird_dna.predict.checks import settings, settings_comment
-from bigbird_dna.predict.driver import Scan, ScanProgress, iter_windows
+from bigbird_dna.predict.checks import check_distinct_files, settings, settings_comment
+from bigbird_dna.predict.driver import Scan, ScanProgress
+from bigbird_dna.predict.tiling import iter_windows
 from bigbird_dna.predict.tracks import open_tsv, tsv_path
 from bigbird_dna.runtime.atomic import atomic_paths
 
@@ -58,7 +59,7 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
         raise InputError(f"{export.path} has {num_labels} output; a classify model has one per class (2 or more).")
     names = class_names(export, num_labels)
     stride = args.stride or scan.window
-    scan.check_fastas(args.fasta, stride)
+    check_distinct_files(args.fasta)
     compressed = bool(getattr(args, "gzip", False))
     path = tsv_path(args.out_prefix, compressed)
     values = settings(args, export, scan.window, stride, classes=",".join(names))

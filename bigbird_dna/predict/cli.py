@@ -23,9 +23,11 @@ errors print one ``error: ...`` line and exit with status 2; SIGINT/SIGTERM remo
 files and exit with 130/143. Every output records the settings it was made with (a ``#`` line in a
 TSV, a ``track`` line in a BED, attributes in HDF5).
 
-Before anything is scored, predict refuses: a flag that does not apply to the model's task, the same
-FASTA twice, a record name that appears twice, and a window that needs more tokens than the model
-has (naming that record and window, 0-based half-open; windows are never truncated).
+Before anything is scored, predict refuses a flag that does not apply to the model's task and the
+same FASTA twice. The input is read once, in chunks (memory does not grow with a record's length);
+during that pass it refuses a bad record, a record name that appears twice, and a window that needs
+more tokens than the model has (naming that record and window, 0-based half-open; windows are never
+truncated), and then writes no output.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from bigbird_dna.predict.driver import COMBINE_CHOICES, STRAND_CHOICES
 from bigbird_dna.runtime.checkpoint_io import disk_full_cause
 
 # Modules of this package that are not a task's predictor.
-NOT_PREDICTORS = {"cli", "driver", "checks", "tracks"}
+NOT_PREDICTORS = {"cli", "driver", "checks", "tiling", "tracks"}
 # Flags whose default is None so that "given" can be told from "default": the defaults.
 DEFAULTS = {"strands": "both", "combine": "mean", "threshold": 0.5, "format": "tsv", "merge": False}
 

@@ -3,26 +3,22 @@
 This is the task-independent half of ``python -m bigbird_dna.predict``; a task's predictor (e.g.
 :mod:`bigbird_dna.predict.promoter`) turns the scores into its own output files.
 
-**Windows.** Coordinates are 0-based and half-open, always on the forward strand. In a record of
-``L`` bases, windows of ``window`` bases start at ``0, stride, 2*stride, ...`` while they fit. If
-they leave a tail uncovered, one more window is aligned to the record's end, ``[L - window, L)``, so
-every base is scored with a full-length window. A record shorter than ``window`` is one window,
-``[0, L)``, as long as the record. The ``-`` strand of a window is the reverse complement of the
-same bases, and is yielded right after its ``+`` strand.
+**Windows** are cut by :mod:`bigbird_dna.predict.tiling` (0-based, half-open, ``+`` then ``-``),
+streamed in chunks so that memory does not grow with the record's length.
 
 **Strands.** With both strands and ``--combine mean`` (or ``max``) the two scores of a window become
 one row, their mean (or maximum), with strand ``.`` (:func:`combine_strands`); with
 ``--combine per-strand`` or one strand each strand is its own row.
 
-**Streaming.** Records are read one at a time (:func:`~bigbird_dna.genome.fasta_stream.iter_fasta`),
-windows are tokenized in a background thread while the model scores the previous batch, and scores
-come back in window order, so memory holds one record plus a few batches.
+**One pass.** Windows are tokenized in a background thread while the model scores the previous
+batch, and scores come back in window order. The tokenization that feeds the model is also the
+check that a window fits the model's context: the first window that needs more tokens stops the
+scan with an :class:`InputError` naming it (windows are never truncated).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import queue
 import sys
 import threading
@@ -34,9 +30,8 @@ import torch
 
 from bigbird_dna.data.labelled import encode_with_specials
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta_stream import iter_fasta
-from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.model.export import Export
+from bigbird_dna.predict.tiling import ScanWindow
 from bigbird_dna.tokenizer import DNATokenizer
 
 if TYPE_CHECKING:
@@ -46,51 +41,10 @@ STRAND_CHOICES = {"both": ("+", "-"), "+": ("+",), "-": ("-",)}
 COMBINE_CHOICES = ("mean", "max", "per-strand")
 
 
-@dataclass(frozen=True)
-class ScanWindow:
-    """Bases ``[start, end)`` of ``record`` (0-based, half-open, forward strand), read on ``strand``.
-
-    ``seq`` is in the window's own orientation; ``n_fraction`` is the fraction of N/IUPAC codes.
-    """
-
-    record: str
-    start: int
-    end: int
-    strand: str
-    seq: str
-    n_fraction: float
-
-
-def window_starts(length: int, window: int, stride: int) -> list[int]:
-    """Start positions of the windows over a record of ``length`` bases (see the module docstring)."""
-    if window < 1 or stride < 1:
-        raise InputError(f"window ({window}) and stride ({stride}) must be positive.")
-    if length <= window:
-        return [0]
-    starts = list(range(0, length - window + 1, stride))
-    if starts[-1] + window < length:
-        starts.append(length - window)
-    return starts
-
-
-def iter_windows(fastas: Sequence[str | os.PathLike], window: int, stride: int,
-                 strands: Sequence[str] = ("+", "-")) -> Iterator[ScanWindow]:
-    """Every window of every record of ``fastas`` (plain or gzip), streamed, on the given strands."""
-    for path in fastas:
-        for record, seq in iter_fasta(path):
-            for start in window_starts(len(seq), window, stride):
-                forward = seq[start:start + window]
-                n_fraction = ambiguous_fraction(forward)
-                end = start + len(forward)
-                for strand in strands:
-                    oriented = reverse_complement(forward) if strand == "-" else forward
-                    yield ScanWindow(record, start, end, strand, oriented, n_fraction)
-
-
 def long_window_message(record: str, start: int, end: int, strand: str, tokens: int, max_tokens: int) -> str:
     """The error of a window that needs more than the model's ``max_tokens`` (0-based, half-open)."""
     return (f"window {record}:{start}-{end} ({strand} strand, {end - start} bp) needs {tokens} tokens with [CLS] "
-            f"and [SEP], more than the model's {max_tokens}; lower --window (nothing was scored).")
+            f"and [SEP], more than the model's {max_tokens}; lower --window (no output was written).")
 
 
 def _prefetch(items: Iterator, depth: int) -> Iterator:
@@ -132,7 +86,7 @@ def _batches(windows: Iterator[ScanWindow], tokenizer: DNATokenizer, batch_size:
             batch.append(window)
         if batch and (window is None or len(batch) == batch_size):
             ids, mask, truncated = encode_with_specials(tokenizer, [w.seq for w in batch], max_tokens)
-            if truncated:  # check_fastas catches these up front; BED windows are checked here
+            if truncated:  # the first window too long for the model: stop before it is scored
                 w = batch[truncated[0]]
                 tokens = len(tokenizer.encode(w.seq)) + 2
                 raise InputError(long_window_message(w.record, w.start, w.end, w.strand, tokens, max_tokens))
@@ -244,12 +198,6 @@ class Scan:
         """``(window, scores)`` of every window, in order (:func:`score_windows`)."""
         return score_windows(self.model.predict_proba, self.export.tokenizer, windows, batch_size,
                              self.model.config.max_positions, self.device, self.precision)
-
-    def check_fastas(self, fastas: Sequence[str | os.PathLike], stride: int) -> None:
-        """Before any scoring: no file or record name twice, no window longer than the model's context."""
-        from bigbird_dna.predict.checks import check_fastas
-
-        check_fastas(fastas, self.window, stride, self.strands, self.export.tokenizer, self.model.config.max_positions)
 
 
 class ScanProgress:

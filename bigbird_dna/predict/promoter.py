@@ -24,8 +24,9 @@ import torch
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.export import Export
-from bigbird_dna.predict.checks import settings, settings_comment
-from bigbird_dna.predict.driver import STRAND_CHOICES, Scan, ScanProgress, iter_windows
+from bigbird_dna.predict.checks import check_distinct_files, settings, settings_comment
+from bigbird_dna.predict.driver import STRAND_CHOICES, Scan, ScanProgress
+from bigbird_dna.predict.tiling import iter_windows
 from bigbird_dna.predict.tracks import (TRACK_SUFFIX, BedWriter, TrackBins, check_track_args, open_tsv, tsv_path,
                                        write_track)
 from bigbird_dna.runtime.atomic import atomic_paths
@@ -50,7 +51,7 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
     if scan.model.hparams.num_labels != 1:
         raise InputError(f"{export.path} has {scan.model.hparams.num_labels} outputs; a promoter model has one.")
     stride = args.stride or scan.window
-    scan.check_fastas(args.fasta, stride)
+    check_distinct_files(args.fasta)
     prefix = Path(args.out_prefix)
     paths = [tsv_path(prefix, compressed), Path(f"{prefix}.bed")]
     paths += [Path(f"{prefix}{TRACK_SUFFIX[fmt]}")] if fmt in TRACK_SUFFIX else []
@@ -77,7 +78,8 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
                     hits.add(w.record, w.start, w.end, strand, score)
             hits.flush()
             if track is not None:
-                write_track(temporary[2], fmt, track, settings_comment(values)[2:].strip().replace('"', "'"))
+                write_track(temporary[2], fmt, track, settings_comment(values)[2:].strip().replace('"', "'"),
+                            name=paths[2].name)
     finally:
         progress.close()
     seconds = time.monotonic() - started

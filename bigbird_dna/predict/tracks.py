@@ -85,11 +85,12 @@ class TrackBins:
                 yield (record, *row)
 
 
-def write_track(path: Path, fmt: str, bins: TrackBins, description: str) -> None:
-    """``bins`` as a bedGraph or bigWig file at ``path``."""
+def write_track(path: Path, fmt: str, bins: TrackBins, description: str, name: str | None = None) -> None:
+    """``bins`` as a bedGraph or bigWig file at ``path``; a bedGraph's track is called ``name``
+    (default: the file's name; give the final one when ``path`` is a temporary file)."""
     if fmt == "bedgraph":
         with open(path, "w") as out:
-            out.write(f'track type=bedGraph name="{Path(path).name}" description="{description}"\n')
+            out.write(f'track type=bedGraph name="{name or Path(path).name}" description="{description}"\n')
             for record, start, end, score in bins.rows():
                 out.write(f"{record}\t{start}\t{end}\t{score:.6f}\n")
         return

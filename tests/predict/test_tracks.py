@@ -44,6 +44,8 @@ def test_bedgraph_is_sorted_non_overlapping_and_holds_the_tsv_scores(tmp_path, e
     rows, track = _tsv((tmp_path / "out.tsv").read_text()), _bedgraph(tmp_path / "out.bedGraph")
     assert track == sorted(track)
     assert [r[0] for r in track][0] == "chrA"  # sorted by record name, not FASTA order
+    # the track is named after the final file, not the temporary one it was written as
+    assert (tmp_path / "out.bedGraph").read_text().startswith('track type=bedGraph name="out.bedGraph" ')
     for a, b in zip(track, track[1:]):
         assert a[0] != b[0] or a[2] <= b[1]
     score_of = {(r[0], r[1], r[2]): r[3] for r in rows}

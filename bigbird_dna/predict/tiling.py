@@ -1,0 +1,112 @@
+"""Sliding windows over FASTA files, streamed: memory independent of record length.
+
+**Windows.** Coordinates are 0-based and half-open, always on the forward strand. In a record of
+``L`` bases, windows of ``window`` bases start at ``0, stride, 2*stride, ...`` while they fit. If
+they leave a tail uncovered, one more window is aligned to the record's end, ``[L - window, L)``, so
+every base is scored with a full-length window. A record shorter than ``window`` is one window,
+``[0, L)``, as long as the record. The ``-`` strand of a window is the reverse complement of the
+same bases, and is yielded right after its ``+`` strand.
+
+**Streaming.** Records arrive in chunks (:func:`~bigbird_dna.genome.fasta_stream.iter_chunks`)
+and are never joined: windows are cut as soon as their bases are in, and only the bases a later
+window still needs are carried over to the next chunk (at most ``window`` of them), so memory
+holds about one chunk plus one window whatever the record's length. ``L`` is known only at the
+record's last chunk, which is where the end-aligned window is cut. The input is read once: the
+record names are checked (a name twice is refused: rows are keyed by name) as the scan reaches them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Sequence
+
+from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta_stream import CHUNK_BP, RecordChunk, iter_chunks
+from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
+
+
+@dataclass(frozen=True)
+class ScanWindow:
+    """Bases ``[start, end)`` of ``record`` (0-based, half-open, forward strand), read on ``strand``.
+
+    ``seq`` is in the window's own orientation; ``n_fraction`` is the fraction of N/IUPAC codes.
+    """
+
+    record: str
+    start: int
+    end: int
+    strand: str
+    seq: str
+    n_fraction: float
+
+
+def window_starts(length: int, window: int, stride: int) -> list[int]:
+    """Start positions of the windows over a record of ``length`` bases (see the module docstring)."""
+    check_window(window, stride)
+    if length <= window:
+        return [0]
+    starts = list(range(0, length - window + 1, stride))
+    if starts[-1] + window < length:
+        starts.append(length - window)
+    return starts
+
+
+def check_window(window: int, stride: int) -> None:
+    """Refuse a window or stride below 1 (:class:`InputError`)."""
+    if window < 1 or stride < 1:
+        raise InputError(f"window ({window}) and stride ({stride}) must be positive.")
+
+
+def chunk_windows(chunks: Iterable[RecordChunk], window: int, stride: int) -> Iterator[tuple[str, int, str]]:
+    """``(record, start, forward bases)`` of every window of the records that ``chunks`` spell out,
+    in order; the same windows as :func:`window_starts` on each whole record."""
+    check_window(window, stride)
+    carry, carry_start, next_start, last_start = "", 0, 0, -1  # carry = bases [carry_start, ...)
+    for chunk in chunks:
+        carry += chunk.seq
+        end = carry_start + len(carry)
+        while next_start + window <= end:
+            yield chunk.record, next_start, carry[next_start - carry_start:next_start - carry_start + window]
+            last_start, next_start = next_start, next_start + stride
+        if not chunk.last:
+            keep = max(carry_start, min(next_start, end - window))  # the end-aligned window needs `window`
+            carry, carry_start = carry[keep - carry_start:], keep
+            continue
+        if last_start < 0:  # shorter than one window: the whole record
+            yield chunk.record, 0, carry
+        elif last_start + window < end:
+            yield chunk.record, end - window, carry[len(carry) - window:]
+        carry, carry_start, next_start, last_start = "", 0, 0, -1
+
+
+def _distinct_names(path: str | os.PathLike, chunks: Iterable[RecordChunk],
+                    seen: dict[str, str]) -> Iterator[RecordChunk]:
+    """``chunks``, refusing a record name already in ``seen`` (name -> file), which it fills."""
+    for chunk in chunks:
+        if chunk.start == 0:
+            if chunk.record in seen:
+                other = seen[chunk.record]
+                where = f"twice in {path}" if other == str(path) else f"in both {other} and {path}"
+                raise InputError(f"record name {chunk.record!r} appears {where}; rows are keyed by record name, so "
+                                 "rename one (or scan the files separately).")
+            seen[chunk.record] = str(path)
+        yield chunk
+
+
+def iter_windows(fastas: Sequence[str | os.PathLike], window: int, stride: int,
+                 strands: Sequence[str] = ("+", "-"), chunk_bp: int = CHUNK_BP) -> Iterator[ScanWindow]:
+    """Every window of every record of ``fastas`` (plain or gzip), streamed, on the given strands.
+
+    Each file is read once, in chunks of about ``chunk_bp`` bases. Raises :class:`InputError` for a
+    bad FASTA or record (at the chunk where the problem is) and for a record name seen before.
+    """
+    seen: dict[str, str] = {}
+    for path in fastas:
+        for record, start, forward in chunk_windows(_distinct_names(path, iter_chunks(path, chunk_bp), seen),
+                                                    window, stride):
+            n_fraction = ambiguous_fraction(forward)
+            end = start + len(forward)
+            for strand in strands:
+                oriented = reverse_complement(forward) if strand == "-" else forward
+                yield ScanWindow(record, start, end, strand, oriented, n_fraction)
