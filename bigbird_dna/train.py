@@ -119,7 +119,7 @@ def _task_settings(cfg: DictConfig) -> dict[str, Any]:
 
 
 def build(cfg: DictConfig, run_dir: Path, is_main_process: bool) -> tuple[EncoderTask, L.LightningDataModule, Any]:
-    """The task module, its DataModule and the tokenizer, from the config's ``_target_``\ s.
+    """The task module, its DataModule and the tokenizer, from the config's ``_target_`` keys.
 
     Order: check that the data suits the task (before anything is built), build the data, settle
     the tokenizer (:func:`~bigbird_dna.tokenizer.provision.provision_tokenizer`; a ``task.backbone``
