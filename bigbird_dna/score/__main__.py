@@ -111,10 +111,10 @@ def main(argv: list[str] | None = None) -> Path:
                 bins.add(tile.record, base, base + 1, value)
     for record in bins.bins:
         bins.sizes[record] = lengths[record]  # bigWig chromosome sizes: the whole contigs
-    description = (f"masked-marginal log p (nats) per base; model={Path(args.model).resolve()} window={window} "
+    description = (f"masked-marginal log p (nats) per base; model={args.model} window={window} "
                    f"strands={args.strands} version={__version__}")
     with atomic_paths([args.out]) as (temporary,):
-        write_track(temporary, fmt, bins, description)
+        write_track(temporary, fmt, bins, description, name=Path(args.out).name)
     scored = sum(len(starts) for starts, _, _ in bins.bins.values())
     print(f"wrote {args.out}: {scored} bases scored in {len(tiles)} windows of {window} bp", file=sys.stderr)
     return Path(args.out)

@@ -16,7 +16,7 @@ from tests.promoter.conftest import write_fasta
 def _bedgraph(path) -> dict[tuple[str, int], float]:
     """``(chrom, base) -> value`` of a per-base bedGraph (0-based)."""
     lines = path.read_text().splitlines()
-    assert lines[0].startswith("track type=bedGraph")
+    assert lines[0].startswith(f'track type=bedGraph name="{path.name}"')  # the final name, not the temporary one
     values = {}
     for line in lines[1:]:
         chrom, start, end, value = line.split("\t")
