@@ -47,6 +47,7 @@ from bigbird_dna.model.export import load_export
 from bigbird_dna.predict.checks import check_output_folder, check_task_flags
 from bigbird_dna.predict.driver import COMBINE_CHOICES, STRAND_CHOICES
 from bigbird_dna.runtime.checkpoint_io import disk_full_cause
+from bigbird_dna.runtime.cli_args import add_device_arguments
 from bigbird_dna.runtime.malloc import keep_freed_memory
 
 # Modules of this package that are not a task's predictor.
@@ -94,9 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gzip", action="store_true",
                         help="write the TSV gzip-compressed, PREFIX.tsv.gz (also when --out-prefix ends in .tsv.gz)")
     parser.add_argument("--batch-size", type=int, default=16, help="windows per forward pass (default 16)")
-    parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:N (default auto)")
-    parser.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
-                        help="auto = bf16 autocast on GPU, fp32 on CPU")
+    add_device_arguments(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser

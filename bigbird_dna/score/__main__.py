@@ -32,6 +32,7 @@ from pathlib import Path
 
 from bigbird_dna import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help, require_extra
+from bigbird_dna.runtime.cli_args import add_device_arguments
 
 FORMATS = {".bedgraph": "bedgraph", ".bg": "bedgraph", ".bw": "bigwig", ".bigwig": "bigwig"}
 
@@ -51,9 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--strands", default="+", choices=("+", "both"),
                         help="+ (default) or both (mean with the reverse complement's scores)")
     parser.add_argument("--batch-size", type=int, default=64, help="masked copies per forward pass (default 64)")
-    parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:N")
-    parser.add_argument("--precision", default="auto", choices=("auto", "bf16", "fp32"),
-                        help="auto = bf16 autocast on GPU, fp32 on CPU")
+    add_device_arguments(parser)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from bigbird_dna import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
+from bigbird_dna.runtime.cli_args import add_device_arguments
 
 CHUNK = 256  # variants scored per call
 
@@ -54,9 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--window", type=int, default=None, help="window in bp (default: see above)")
     parser.add_argument("--strict", action="store_true", help="a REF allele that disagrees with the genome is an error")
     parser.add_argument("--batch-size", type=int, default=16, help="sequences per forward pass (default 16)")
-    parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:N")
-    parser.add_argument("--precision", default="auto", choices=("auto", "bf16", "fp32"),
-                        help="auto = bf16 autocast on GPU, fp32 on CPU")
+    add_device_arguments(parser)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 

@@ -1,0 +1,16 @@
+"""Command-line options that every inference CLI (predict, variants, score) takes the same way.
+
+Kept free of torch so that ``--help`` stays instant; the values are resolved by
+:func:`bigbird_dna.predict.driver.resolve_device` and :func:`bigbird_dna.predict.driver.resolve_precision`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_device_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--device`` (auto, cpu, cuda, cuda:N) and ``--precision`` (auto, fp32, bf16)."""
+    parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:N (default auto)")
+    parser.add_argument("--precision", choices=("auto", "fp32", "bf16"), default="auto",
+                        help="auto = bf16 autocast on GPU, fp32 on CPU")
