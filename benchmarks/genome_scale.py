@@ -142,6 +142,15 @@ def predict(export: Path, fasta: Path, out: Path, stride_factor: int, name: str)
     return {**result, "window_bp": WINDOW_BP, "stride_bp": stride, "rows": rows}
 
 
+def summary_timing(run_dir: Path, wall_s: float) -> dict:
+    """The run's own ``seconds`` next to the measured wall time of its process (the issue's check:
+    within 5%), and its ``phases`` (:func:`training_phases`)."""
+    summary = run_dir / "summary.json"
+    seconds = json.loads(summary.read_text()).get("seconds") if summary.is_file() else None
+    return {"summary_seconds": seconds, "summary_seconds_over_wall": round(seconds / wall_s, 4) if seconds else None,
+            "phases": training_phases(run_dir)}
+
+
 def training_phases(run_dir: Path) -> dict | list | None:
     """``summary.json``'s ``phases`` if it has them, else the phase lines of ``train.log``, else None."""
     summary = run_dir / "summary.json"
@@ -182,7 +191,7 @@ def run(args: argparse.Namespace) -> dict:
                       f"trainer.max_steps={args.train_steps}", f"trainer.val_check_interval={args.train_steps}",
                       "data.eval_windows=64", f"hydra.run.dir={out / 'mlm'}"], out / "mlm.log",
                      {"BIGBIRD_DNA_CACHE": str(cache)})
-    train["phases"] = training_phases(out / "mlm")
+    train.update(summary_timing(out / "mlm", train["wall_s"]))
     classify, export = train_classifier(out, out / "mlm" / "export", args.seed, cache)
     scan = predict(export, Path(genome["path"]), out, args.stride_factor, "scan")
     return {"benchmark": "genome_scale run", "genome": genome, "mlm_train": train, "classify_train": classify,
