@@ -163,6 +163,12 @@ def _model(model: dict[str, Any], parameters: int) -> str:
     ])
 
 
+def _number(value: float) -> str:
+    """Counts as integers; scores to 4 decimals, so a model and its baseline compare digit for digit."""
+    whole = isinstance(value, int) or (float(value).is_integer() and abs(value) >= 10)
+    return f"{int(value):,}" if whole else f"{value:.4f}"
+
+
 def _metrics(metadata: dict[str, Any]) -> str:
     metrics = (metadata.get("training") or {}).get("metrics") or {}
     lines = ["## Metrics", ""]
@@ -172,7 +178,7 @@ def _metrics(metadata: dict[str, Any]) -> str:
               "`baseline` rows are simple models scored on the same data.", "",
               "| metric | value |", "|---|---|"]
     ordered = sorted(metrics, key=lambda k: ("baseline" in k, k))
-    lines += [f"| {key} | {metrics[key]:.4g} |" for key in ordered]
+    lines += [f"| {key} | {_number(metrics[key])} |" for key in ordered]
     return "\n".join(lines)
 
 

@@ -49,7 +49,8 @@ def test_card_states_shape_layout_and_metrics_with_baselines():
                                         "fasta": {"name": "g.fa", "bp": 1000, "records": 2,
                                                   "split_bp": {"train": 900, "val": 50, "test": 50}},
                                         "metrics": {"val/bits_per_base": 1.91234,
-                                                    "val/baseline/markov_causal_bits_per_base": 1.95}}}
+                                                    "val/baseline/markov_causal_bits_per_base": 1.95,
+                                                    "val/baseline/scored_bases": 4768}}}
     card = render_card({"task": "mlm", "model": MODEL, "task_config": {}, "metadata": metadata},
                        {"w": torch.zeros(4, 5)})
     assert "| 2 | 8 | 2 | 16 | 20 | 64 | rope | 0 |" in card
@@ -57,7 +58,8 @@ def test_card_states_shape_layout_and_metrics_with_baselines():
     assert "`g.fa`, 1,000 bp in 2 record(s) (train 900 bp, val 50 bp, test 50 bp)" in card
     assert "- Steps: 500 (seed 3)" in card and "- Tokenizer: bpe, 10 tokens" in card
     rows = [line for line in card.splitlines() if line.startswith("| val/")]
-    assert rows == ["| val/bits_per_base | 1.912 |", "| val/baseline/markov_causal_bits_per_base | 1.95 |"]
+    assert rows == ["| val/bits_per_base | 1.9123 |", "| val/baseline/markov_causal_bits_per_base | 1.9500 |",
+                    "| val/baseline/scored_bases | 4,768 |"]
     assert "```\npython -m x a=b\n```" in card
 
 
