@@ -60,8 +60,11 @@ def _fasta_size(run_dir: Path) -> dict[str, Any] | None:
         return None
     with Genome(manifest.get("indexed_copy") or manifest["fasta"]) as genome:
         lengths = genome.record_lengths
+    # a genome MLM run's manifest has per-split regions; a chromatin-intervals run's names only the FASTA
+    splits = {split: part["total_bp"] for split, part in (manifest.get("splits") or {}).items()
+              if isinstance(part, dict) and "total_bp" in part}
     return {"name": Path(manifest["fasta"]).name, "bp": sum(lengths.values()), "records": len(lengths),
-            "split_bp": {split: part["total_bp"] for split, part in manifest["splits"].items()}}
+            **({"split_bp": splits} if splits else {})}
 
 
 def training_record(data: dict[str, Any], tokenizer: dict[str, Any], summary: dict[str, Any],
@@ -128,8 +131,9 @@ def _training(metadata: dict[str, Any], model: dict[str, Any]) -> str:
     lines = ["## Training", ""]
     fasta = training.get("fasta")
     if fasta:
-        splits = ", ".join(f"{split} {bp:,} bp" for split, bp in fasta["split_bp"].items())
-        lines.append(f"- Genome: `{fasta['name']}`, {fasta['bp']:,} bp in {fasta['records']:,} record(s) ({splits})")
+        splits = ", ".join(f"{split} {bp:,} bp" for split, bp in fasta.get("split_bp", {}).items())
+        lines.append(f"- Genome: `{fasta['name']}`, {fasta['bp']:,} bp in {fasta['records']:,} record(s)"
+                     + (f" ({splits})" if splits else ""))
     data = {k: v for k, v in (training.get("data") or {}).items() if v not in (None, "", [], {})}
     if data:
         lines.append(f"- Data settings: `{json.dumps(data, sort_keys=True)}`")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 import yaml
 
-from bigbird_dna.model.model_card import count_parameters, portable, portable_tree, render_card
+from bigbird_dna.model.model_card import count_parameters, portable, portable_tree, render_card, training_record
 
 MODEL = {"vocab_size": 10, "hidden_size": 8, "num_layers": 2, "num_heads": 2, "intermediate_size": 16,
          "max_positions": 64, "position": "rope", "conv_kernel": 0,
@@ -66,3 +68,14 @@ def test_card_states_shape_layout_and_metrics_with_baselines():
 def test_card_without_a_training_record_says_so():
     card = render_card({"task": "mlm", "model": MODEL, "task_config": {}, "metadata": {}}, {})
     assert "were not recorded" in card and "No metrics were recorded" in card and "## Command" not in card
+
+
+def test_a_manifest_without_splits_names_the_genome_without_split_sizes(tmp_path):
+    """Chromatin-interval runs write a split manifest naming only the FASTA (no per-split regions)."""
+    (tmp_path / "g.fa").write_text(">a\nACGTACGTAC\n>b\nACGTA\n")
+    (tmp_path / "split_manifest.json").write_text(json.dumps({"fasta": str(tmp_path / "g.fa")}))
+    record = training_record({"fasta": str(tmp_path / "g.fa")}, {"kind": "char"}, {"global_step": 4}, [], tmp_path)
+    assert record["fasta"] == {"name": "g.fa", "bp": 15, "records": 2}
+    card = render_card({"task": "mlm", "model": MODEL, "task_config": {}, "metadata": {"training": record}},
+                       {"w": torch.zeros(4, 5)})
+    assert "- Genome: `g.fa`, 15 bp in 2 record(s)\n" in card
