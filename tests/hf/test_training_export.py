@@ -51,7 +51,7 @@ def test_model_card_has_hub_header_data_metrics_and_command(trained_mlm_run):
     assert "`lambda_phage.fa`, 48,502 bp in 1 record(s)" in body
     assert f"- Steps: {summary['global_step']} (seed" in body
     for key in ("val/bits_per_base", "test/bits_per_base", "val/baseline/markov_causal_bits_per_base"):
-        assert f"| {key} | {summary[key]:.4g} |" in body, key
+        assert f"| {key} | {summary[key]:.4f} |" in body, key
     assert "python -m bigbird_dna.train debug=fast data.fasta=lambda_phage.fa" in body
     assert "| 2 | 32 |" in body  # layers, hidden of debug=fast
 
