@@ -122,7 +122,8 @@ class BlockLayout:
         return cls.from_pairs(h, i, j, num_heads=H, num_q_blocks=nq, num_k_blocks=nk, block_size=block_size)
 
     def to_block_mask(self) -> torch.Tensor:
-        """Dense bool ``[H, nq, nk]`` block mask. O((T/b)^2): tests and debugging only."""
+        """Dense bool ``[H, nq, nk]`` block mask, O((T/b)^2): for tests, plots and the dense path of
+        :func:`~bigbird_dna.attention.torch_backend.torch_block_sparse_attention` (short sequences)."""
         H, nq, nk = self.num_heads, self.num_q_blocks, self.num_k_blocks
         rows = torch.repeat_interleave(torch.arange(H * nq, device=self.device), self.row_lengths())
         mask = torch.zeros(H * nq * nk, dtype=torch.bool, device=self.device)

@@ -1,5 +1,6 @@
 """Torch block-sparse backend vs. the dense masked reference, and the public entry point."""
 
+import functools
 import subprocess
 import sys
 
@@ -15,7 +16,7 @@ from bigbird_dna.attention import (
     preset,
     torch_block_sparse_attention,
 )
-from bigbird_dna.attention.torch_backend import row_groups
+from bigbird_dna.attention.torch_backend import DENSE_MAX_MASK_ELEMENTS, choose_method, row_groups
 from bigbird_dna.errors import InputError
 
 BLOCK = 16
@@ -47,24 +48,30 @@ def outputs_and_grads(fn, q, k, v, layout, mask, **kw):
     return (out, *torch.autograd.grad(out, (q, k, v), grad_out))
 
 
-def assert_matches_reference(q, k, v, layout, mask, atol=1e-5, **kw):
-    got = outputs_and_grads(torch_block_sparse_attention, q, k, v, layout, mask, **kw)
+def assert_matches_reference(q, k, v, layout, mask, atol=1e-5, method="auto", **kw):
+    got = outputs_and_grads(torch_block_sparse_attention, q, k, v, layout, mask, method=method, **kw)
     want = outputs_and_grads(dense_reference_attention, q, k, v, layout, mask, **kw)
     for name, a, b in zip(("out", "dq", "dk", "dv"), got, want):
         torch.testing.assert_close(a, b, atol=atol, rtol=1e-5, msg=f"{name} differs")
 
 
+METHODS = ["gather", "dense"]  # the torch backend's two ways; "auto" picks one of them
+
+
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("name", sorted(PRESET_PARAMS))
 @pytest.mark.parametrize("seq, dim", [(250, 8), (224, 32)])
-def test_torch_backend_matches_dense_reference_for_every_preset(name, seq, dim):
+def test_torch_backend_matches_dense_reference_for_every_preset(name, seq, dim, method):
     pattern = preset(name, **PRESET_PARAMS[name])
     nb = num_blocks_for(seq, BLOCK)
     layout = pattern.build(2, nb - pattern.prepend, BLOCK, seed=1, layer=2)
     q, k, v = qkv(3, 2, seq, dim)
-    assert_matches_reference(q, k, v, layout, padding_mask(3, seq))
+    assert_matches_reference(q, k, v, layout, padding_mask(3, seq), method=method)
+    assert_matches_reference(q, k, v, layout, None, method=method)
 
 
-def test_torch_backend_handles_ragged_custom_layouts():
+@pytest.mark.parametrize("method", METHODS)
+def test_torch_backend_handles_ragged_custom_layouts(method):
     """Rows of very different lengths, heads that differ, an empty row and a full row."""
     heads, seq = 3, 200
     nb = num_blocks_for(seq, BLOCK)
@@ -74,8 +81,24 @@ def test_torch_backend_handles_ragged_custom_layouts():
     mask[2, :, 7] = True
     layout = BlockLayout.from_block_mask(mask, BLOCK)
     q, k, v = qkv(2, heads, seq, 8)
-    assert_matches_reference(q, k, v, layout, padding_mask(2, seq))
-    assert torch_block_sparse_attention(q, k, v, layout)[:, 0, 2 * BLOCK:3 * BLOCK].eq(0).all()
+    assert_matches_reference(q, k, v, layout, padding_mask(2, seq), method=method)
+    assert torch_block_sparse_attention(q, k, v, layout, method=method)[:, 0, 2 * BLOCK:3 * BLOCK].eq(0).all()
+
+
+def test_auto_takes_the_dense_path_only_for_dense_enough_short_layouts():
+    """BigBird at 16 blocks covers about half the grid (dense is faster); at 128 blocks about 8%,
+    where the gathered path keeps memory linear in T. A padded batch needs a mask per sequence."""
+    itc = preset("bigbird_itc")
+    assert choose_method(itc.build(4, 16, 32), batch=32, padded_keys=False) == "dense"
+    assert choose_method(preset("dense").build(4, 10, 32), batch=32, padded_keys=True) == "dense"
+    assert choose_method(itc.build(4, 128, 32), batch=1, padded_keys=False) == "gather"
+    nb = 16
+    too_many = DENSE_MAX_MASK_ELEMENTS // (4 * nb * nb * 32 * 32) + 1  # sequences whose masks pass the cap
+    assert choose_method(itc.build(4, nb, 32), batch=too_many, padded_keys=True) == "gather"
+    assert choose_method(itc.build(4, nb, 32), batch=too_many, padded_keys=False) == "dense"
+    with pytest.raises(InputError, match="unknown torch attention method"):
+        q, k, v = qkv(1, 4, 16 * 32, 8)
+        torch_block_sparse_attention(q, k, v, itc.build(4, 16, 32), method="flash")
 
 
 @pytest.mark.parametrize("nb", [16, 64])  # at 16 a global row is exactly twice a window row
@@ -98,14 +121,15 @@ def test_rows_of_one_length_are_one_group_and_empty_rows_none():
     assert [g.tolist() for g in groups] == [[0, 1, 2, 4, 5]]
 
 
-def test_padded_queries_and_rows_without_keys_output_exact_zeros():
+@pytest.mark.parametrize("method", METHODS)
+def test_padded_queries_and_rows_without_keys_output_exact_zeros(method):
     seq = 6 * BLOCK
     mask = torch.eye(6, dtype=torch.bool)[None]
     mask[0, 2, 2], mask[0, 2, 5] = False, True  # block 2 attends only to block 5, which is padding
     layout = BlockLayout.from_block_mask(mask, BLOCK)
     q, k, v = qkv(1, 1, seq, 8)
     keep = torch.arange(seq)[None, :] < 5 * BLOCK
-    for fn in (torch_block_sparse_attention, dense_reference_attention):
+    for fn in (functools.partial(torch_block_sparse_attention, method=method), dense_reference_attention):
         out, dq, dk, dv = outputs_and_grads(fn, q, k, v, layout, keep)
         assert out[0, 0, 5 * BLOCK:].eq(0).all(), "padding query rows"
         assert out[0, 0, 2 * BLOCK:3 * BLOCK].eq(0).all(), "row with only padding keys"
@@ -123,22 +147,24 @@ def test_dense_reference_agrees_with_sdpa(name):
     torch.testing.assert_close(dense_reference_attention(q, k, v, layout), want, atol=1e-5, rtol=1e-5)
 
 
-def test_explicit_scale_is_used():
+@pytest.mark.parametrize("method", METHODS)
+def test_explicit_scale_is_used(method):
     seq = 160
     layout = preset("bigbird_itc").build(2, num_blocks_for(seq, BLOCK), BLOCK)
     q, k, v = qkv(1, 2, seq, 8)
-    assert_matches_reference(q, k, v, layout, None, scale=0.3)
-    unscaled = torch_block_sparse_attention(q, k, v, layout)
-    assert not torch.allclose(torch_block_sparse_attention(q, k, v, layout, scale=0.3), unscaled)
+    assert_matches_reference(q, k, v, layout, None, scale=0.3, method=method)
+    unscaled = torch_block_sparse_attention(q, k, v, layout, method=method)
+    assert not torch.allclose(torch_block_sparse_attention(q, k, v, layout, scale=0.3, method=method), unscaled)
 
 
-def test_float64_gradcheck():
+@pytest.mark.parametrize("method", METHODS)
+def test_float64_gradcheck(method):
     seq, block = 22, 4
     layout = preset("bigbird_itc", num_random=1).build(1, num_blocks_for(seq, block), block)
     q, k, v = qkv(1, 1, seq, 3, dtype=torch.float64)
     keep = torch.arange(seq)[None, :] < 19
     def attend(*tensors):
-        return torch_block_sparse_attention(*tensors, layout, keep)
+        return torch_block_sparse_attention(*tensors, layout, keep, method=method)
 
     assert torch.autograd.gradcheck(attend, (q, k, v), fast_mode=True)
 
