@@ -9,7 +9,7 @@
     model.save_pretrained("my_model")                                 # model.safetensors + config + tokenizer
 
 Sequences are DNA strings of any case with N and IUPAC codes; each is read as ``[CLS] tokens [SEP]``
-exactly as in training (:func:`~bigbird_dna.data.labelled.encode_with_specials`). Batching and
+exactly as in training (:func:`~bigbird_dna.tokenizer.specials.encode_with_specials`). Batching and
 padding are internal. A sequence longer than the model's context is refused, not cut.
 
 **Batch-mates.** A batch is padded to its longest row, and a block-sparse layout depends on the
@@ -35,13 +35,13 @@ from typing import Iterable, Iterator, Literal, Sequence
 
 import torch
 
-from bigbird_dna.data.labelled import encode_with_specials
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.hf import write_hf_export
 from bigbird_dna.likelihood import Likelihoods, masked_likelihoods
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.export import Export, load_export
+from bigbird_dna.model.inference import model_from_export
 from bigbird_dna.model.model_card import portable_tree
 from bigbird_dna.predict.driver import (
     STRAND_CHOICES,
@@ -52,26 +52,11 @@ from bigbird_dna.predict.driver import (
     score_windows,
 )
 from bigbird_dna.tokenizer import DNATokenizer
+from bigbird_dna.tokenizer.specials import encode_with_specials
 
 Pool = Literal["mean", "cls"] | None
 # Lists at least this long get a progress bar when ``progress=None``.
 PROGRESS_FROM = 256
-
-
-def _module_from_export(export: Export) -> torch.nn.Module:
-    """The export's task module (eval mode): a classifier when it has a head, else the MLM model."""
-    if "head.out.weight" in export.state_dict:
-        from bigbird_dna.tasks.classification import classifier_from_export
-
-        return classifier_from_export(export)
-    if export.task != "mlm":
-        raise InputError(f"{export.path} holds a '{export.task}' model with neither a classification head "
-                         "nor an MLM head; export a classifier or an MLM model.")
-    from bigbird_dna.tasks.mlm import MLMTask
-
-    module = MLMTask(export.model_config, optim={}, tokenizer_sha256=export.tokenizer.sha256)
-    module.load_state_dict(export.state_dict)
-    return module.eval()
 
 
 class BigBirdDNA:
@@ -81,7 +66,9 @@ class BigBirdDNA:
         task: the export's task (``"mlm"``, ``"promoter"``, ``"chromatin"``, ``"classify"``...).
         config: the encoder's :class:`~bigbird_dna.model.config.EncoderConfig`.
         tokenizer: the :class:`~bigbird_dna.tokenizer.DNATokenizer` the model was trained with.
-        module: the task's ``LightningModule`` in eval mode (``module.encoder`` is the encoder).
+        module: the model in eval mode, a plain ``nn.Module``
+            (:class:`~bigbird_dna.model.inference.SequenceClassifier` or
+            :class:`~bigbird_dna.model.inference.MaskedLanguageModel`; ``module.encoder`` is the encoder).
         device: where it runs; ``precision``: ``"bf16"`` (autocast, GPU) or ``"fp32"``.
     """
 
@@ -92,7 +79,7 @@ class BigBirdDNA:
         self.tokenizer: DNATokenizer = export.tokenizer
         self.device = resolve_device(device)
         self.precision = resolve_precision(precision, self.device)
-        self.module = _module_from_export(export).to(self.device)
+        self.module = model_from_export(export).to(self.device)
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, device: str = "auto", precision: str = "auto") -> "BigBirdDNA":

@@ -43,8 +43,8 @@ from bigbird_dna.errors import EXIT_INPUT_ERROR, InputError
 from bigbird_dna.hf import write_hf_export
 from bigbird_dna.model.export import load_export
 from bigbird_dna.model.model_card import portable_tree, training_record
-from bigbird_dna.runtime.atomic import write_text_atomic
-from bigbird_dna.runtime.checkpoint_io import AtomicCheckpointIO, disk_full_cause, disk_full_error
+from bigbird_dna.runtime.atomic import disk_full_cause, disk_full_error, ensure_writable_dir, write_text_atomic
+from bigbird_dna.runtime.checkpoint_io import AtomicCheckpointIO
 from bigbird_dna.runtime.distributed import multirun_job, register_slurm_resolver
 from bigbird_dna.runtime.faults import (
     EXIT_NONFINITE,
@@ -53,14 +53,13 @@ from bigbird_dna.runtime.faults import (
     Preempted,
     arm_signal_handlers,
 )
-from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
 from bigbird_dna.runtime.phases import phase, process_start, reset_phases, run_timing
 from bigbird_dna.runtime.resolvers import instantiate, register_resolvers, target_class, to_plain
 from bigbird_dna.runtime.run_record import (
     command_overrides,
     config_record,
-    reconcile_resume,
     effective_batch_size,
+    reconcile_resume,
     refuse_existing_run,
     resolve_checkpoint,
     restore_tokenizer,

@@ -12,6 +12,8 @@ and ``attention``; ``predict``, ``train`` and ``demo``) do not import each other
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +98,17 @@ def test_an_upward_or_sideways_import_is_caught(tmp_path, source, expected):
     (fake / "data" / "bad.py").write_text(source)
     problems = upward_imports(fake)
     assert len(problems) == 1 and expected in problems[0], problems
+
+
+TRAINING_STACK = ("lightning", "torchmetrics", "hydra.core.global_hydra")  # hydra's config store is training's
+INFERENCE_ENTRY_POINTS = ("bigbird_dna.predict.cli", "bigbird_dna.pretrained", "bigbird_dna.embed",
+                          "bigbird_dna.score.__main__", "bigbird_dna.variants.__main__")
+
+
+@pytest.mark.parametrize("entry", INFERENCE_ENTRY_POINTS)
+def test_inference_does_not_import_the_training_stack(entry):
+    """Inference runs plain modules (model/inference.py): Lightning, and the torchmetrics it brings
+    (which imports transformers and scipy when installed), cost ~4.5 s before a scan's first batch."""
+    code = f"import sys, {entry}; print(' '.join(m for m in {TRAINING_STACK!r} if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert loaded == [], f"importing {entry} loads {loaded}"

@@ -23,8 +23,9 @@ import shutil
 import time
 import zlib
 from pathlib import Path
+
 from bigbird_dna.errors import InputError
-from bigbird_dna.runtime.atomic import atomic_file
+from bigbird_dna.runtime.atomic import atomic_file, disk_full_cause
 from bigbird_dna.runtime.phases import human_size, phase
 
 log = logging.getLogger(__name__)
@@ -99,8 +100,6 @@ def decompress_once(path: Path, cache_dir: Path) -> Path:
     except (gzip.BadGzipFile, zlib.error) as err:
         raise InputError(f"{path} is not a valid gzip (corrupt data: {err}); download it again.") from err
     except OSError as err:
-        from bigbird_dna.runtime.checkpoint_io import disk_full_cause  # imports Lightning: only when needed
-
         if disk_full_cause(err) is not None:
             raise InputError(disk_full_message(cache_dir, path, max(needed, written), written)) from err
         raise InputError(f"cannot decompress {path} into the cache folder {cache_dir}: {err}. Set {CACHE_ENV} "

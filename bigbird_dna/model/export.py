@@ -35,8 +35,7 @@ import torch
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.model_card import render_card
-from bigbird_dna.runtime.atomic import atomic_directory
-from bigbird_dna.runtime.checkpoint_io import disk_full_cause
+from bigbird_dna.runtime.atomic import atomic_directory, disk_full_cause
 from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.hf import hf_side_files, hf_tokenizer_json, project_tokenizer
 

@@ -21,7 +21,7 @@ from typing import Sequence
 
 from bigbird_dna import __version__
 from bigbird_dna.errors import InputError
-from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
+from bigbird_dna.runtime.atomic import ensure_writable_dir
 
 # Flags that only some tasks use, with what they do (for the error message).
 TASK_FLAGS = {"threshold": "the BED cut-off of promoter scores", "bed": "chromatin intervals to score",

@@ -169,7 +169,7 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
         raise InputError("--stride does not apply with --bed: each interval gets one window centred on it. "
                          "Remove --stride (or --bed, to slide windows over the FASTA).")
     scan = Scan.from_args(export, args)
-    num_labels = scan.model.hparams.num_labels
+    num_labels = scan.model.num_labels
     stride = None if bed else args.stride or scan.window
     if bed:
         bins, plan, windows = bed_windows(bed, args.fasta[0], scan.window, scan.strands)

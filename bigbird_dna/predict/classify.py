@@ -54,7 +54,7 @@ def column_names(names: list[str]) -> list[str]:
 def predict(export: Export, args: argparse.Namespace) -> list[Path]:
     """Scan ``args.fasta`` with the classifier of ``export``; returns the written TSV's path."""
     scan = Scan.from_args(export, args)
-    num_labels = scan.model.hparams.num_labels
+    num_labels = scan.model.num_labels
     if num_labels < 2:
         raise InputError(f"{export.path} has {num_labels} output; a classify model has one per class (2 or more).")
     names = class_names(export, num_labels)

@@ -46,7 +46,7 @@ from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.model.export import load_export
 from bigbird_dna.predict.checks import check_output_folder, check_task_flags
 from bigbird_dna.predict.driver import COMBINE_CHOICES, STRAND_CHOICES
-from bigbird_dna.runtime.checkpoint_io import disk_full_cause
+from bigbird_dna.runtime.atomic import disk_full_cause
 from bigbird_dna.runtime.cli_args import add_device_arguments
 from bigbird_dna.runtime.malloc import keep_freed_memory
 

@@ -24,18 +24,16 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import torch
 
-from bigbird_dna.data.labelled import encode_with_specials
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.export import Export
+from bigbird_dna.model.inference import SequenceClassifier, classifier_from_export
 from bigbird_dna.predict.tiling import ScanWindow
 from bigbird_dna.tokenizer import DNATokenizer
-
-if TYPE_CHECKING:
-    from bigbird_dna.tasks.classification import SequenceClassificationTask
+from bigbird_dna.tokenizer.specials import encode_with_specials
 
 STRAND_CHOICES = {"both": ("+", "-"), "+": ("+",), "-": ("-",)}
 COMBINE_CHOICES = ("mean", "max", "per-strand")
@@ -101,7 +99,7 @@ def score_windows(model: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], t
 
     Args:
         model: ``(input_ids [B, T], attention_mask [B, T]) -> [B, num_outputs]``, e.g.
-            ``SequenceClassificationTask.predict_proba``; called under ``torch.inference_mode``.
+            ``SequenceClassifier.predict_proba``; called under ``torch.inference_mode``.
         tokenizer: the model's tokenizer (``[CLS] seq [SEP]``, as in training).
         windows: e.g. :func:`iter_windows`.
         batch_size: windows per forward pass.
@@ -166,7 +164,7 @@ class Scan:
     """What every predictor resolves the same way from an export and the CLI arguments."""
 
     export: Export
-    model: SequenceClassificationTask
+    model: SequenceClassifier
     window: int
     strands: tuple[str, ...]
     combine: str
@@ -180,8 +178,6 @@ class Scan:
         window = args.window or export.task_config.get("predict_window_bp")
         if not window:
             raise InputError(f"{export.path} does not record a prediction window; pass --window BP.")
-        from bigbird_dna.tasks.classification import classifier_from_export  # Lightning: only when scanning
-
         device = resolve_device(args.device)
         model = classifier_from_export(export).to(device)
         return cls(export, model, window, STRAND_CHOICES[args.strands], args.combine, device,

@@ -48,8 +48,8 @@ def predict(export: Export, args: argparse.Namespace) -> list[Path]:
         raise InputError(f"--format {fmt} does not apply to a promoter model; use tsv (the default), bedgraph or bigwig.")
     check_track_args(fmt, args.combine, STRAND_CHOICES[args.strands])
     scan = Scan.from_args(export, args)
-    if scan.model.hparams.num_labels != 1:
-        raise InputError(f"{export.path} has {scan.model.hparams.num_labels} outputs; a promoter model has one.")
+    if scan.model.num_labels != 1:
+        raise InputError(f"{export.path} has {scan.model.num_labels} outputs; a promoter model has one.")
     stride = args.stride or scan.window
     check_distinct_files(args.fasta)
     prefix = Path(args.out_prefix)

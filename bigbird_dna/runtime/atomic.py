@@ -10,17 +10,22 @@ the private ``0o600`` / ``0o700`` of ``mkstemp`` / ``mkdtemp``.
   outputs that must appear together);
 - :func:`atomic_file`: an open handle;
 - :func:`write_text_atomic`: a whole text at once;
-- :func:`atomic_directory`: a folder of files (an export).
+- :func:`atomic_directory`: a folder of files (an export);
+- :func:`ensure_writable_dir`: prove an output folder writable before any work starts;
+- :func:`disk_full_cause` and :func:`disk_full_error`: recognise and report a write that ran out of space.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator, Sequence
+
+from bigbird_dna.errors import InputError
 
 
 def current_umask() -> int:
@@ -108,3 +113,40 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
             os.replace(staging, path)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+# Errors that mean "the disk (or the quota, or the file size limit) is full".
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def disk_full_cause(err: BaseException) -> OSError | None:
+    """The out-of-space ``OSError`` behind ``err``, if any (torch.save reports one as a RuntimeError
+    whose context is the OSError)."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        if isinstance(err, OSError) and err.errno in DISK_FULL:
+            return err
+        err = err.__cause__ or err.__context__
+    return None
+
+
+def disk_full_error(path: str | os.PathLike, err: OSError, what: str) -> InputError:
+    """The one-line error of a write that ran out of space."""
+    return InputError(f"no space left to write {what} {path} ({err.strerror or err}); nothing was written under "
+                      "that name and earlier files are intact. Free space (or move the run with hydra.run.dir=...) "
+                      "and resume with ckpt_path=last.")
+
+
+def ensure_writable_dir(path: str | Path) -> Path:
+    """Create ``path`` if needed and prove it is writable, or raise :class:`InputError`."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".write_test.{os.getpid()}"  # per process: DDP ranks may probe at once
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as err:
+        raise InputError(f"cannot write to the output directory {path}: {err.strerror or err}. Choose a "
+                         "writable one with paths.log_dir=DIR or hydra.run.dir=DIR.") from err
+    return path

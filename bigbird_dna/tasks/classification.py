@@ -29,7 +29,7 @@ from torchmetrics import MeanMetric
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
-from bigbird_dna.model.export import Export, load_export
+from bigbird_dna.model.export import load_export
 from bigbird_dna.model.heads import ClassificationHead
 from bigbird_dna.tasks.base import EncoderTask
 
@@ -196,25 +196,3 @@ class SequenceClassificationTask(EncoderTask):
 
     def on_test_epoch_end(self) -> None:
         self._evaluation_epoch_end("test")
-
-
-def classifier_from_export(export: Export) -> SequenceClassificationTask:
-    """Rebuild a trained classifier, in eval mode, from a loaded export (for ``predict``).
-
-    ``num_labels`` is read from the head's weights and the head settings from the export's task
-    config, so any task built on :class:`SequenceClassificationTask` reloads this way; a ``classify``
-    export is rebuilt as a :class:`~bigbird_dna.tasks.classify.ClassifyTask` (softmax outputs, class names).
-    """
-    out = export.state_dict.get("head.out.weight")
-    if out is None:
-        raise InputError(f"{export.path} holds a '{export.task}' model without a classification head; "
-                         "export a fine-tuned classifier (task=promoter, ...).")
-    task_class, extra = SequenceClassificationTask, {}
-    if export.task == "classify":  # imported here: tasks/classify.py imports this module
-        from bigbird_dna.tasks.classify import ClassifyTask
-
-        task_class, extra = ClassifyTask, {"class_names": export.task_config.get("class_names")}
-    module = task_class(export.model_config, optim={}, num_labels=out.shape[0],
-                        head=export.task_config.get("head"), tokenizer_sha256=export.tokenizer.sha256, **extra)
-    module.load_state_dict(export.state_dict)
-    return module.eval()

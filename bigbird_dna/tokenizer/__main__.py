@@ -19,7 +19,7 @@ from bigbird_dna import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.genome.bed import Region, read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
-from bigbird_dna.runtime.hydra_callbacks import ensure_writable_dir
+from bigbird_dna.runtime.atomic import ensure_writable_dir
 from bigbird_dna.tokenizer.bpe import sample_training_chunks, train_bpe_tokenizer
 
 

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from bigbird_dna import BigBirdDNA
-from bigbird_dna.data.labelled import encode_with_specials
 from bigbird_dna.demo.synthetic_promoters import planted_sequences
 from bigbird_dna.errors import InputError
 from bigbird_dna.predict import main as predict_main
+from bigbird_dna.tokenizer.specials import encode_with_specials
 from tests.api.conftest import PROMOTER_BP
 from tests.promoter.conftest import lambda_seq, write_fasta
 

@@ -10,8 +10,7 @@ import pytest
 import torch
 
 from bigbird_dna.model.export import load_export
-from bigbird_dna.tasks.classification import classifier_from_export
-from bigbird_dna.tasks.classify import ClassifyTask
+from bigbird_dna.model.inference import classifier_from_export
 from tests.classify.conftest import (
     MOTIFS,
     TINY,
@@ -58,7 +57,7 @@ def test_a_planted_three_class_signal_is_learnt_and_exported_with_its_class_name
     export = load_export(run_dir / "export", task="classify")
     assert export.task_config["class_names"] == CLASSES and export.state_dict["head.out.weight"].shape == (3, 32)
     module = classifier_from_export(export)
-    assert isinstance(module, ClassifyTask) and module.class_names == CLASSES
+    assert module.softmax and module.num_labels == 3 and module.class_names == CLASSES
 
 
 def test_predict_cli_writes_one_probability_column_per_class_and_the_argmax(learnt, tmp_path):

@@ -9,11 +9,11 @@ import re
 import pytest
 import torch
 
-from bigbird_dna.data.labelled import encode_with_specials
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.model.export import load_export
+from bigbird_dna.model.inference import classifier_from_export
 from bigbird_dna.predict import main
-from bigbird_dna.tasks.classification import classifier_from_export
+from bigbird_dna.tokenizer.specials import encode_with_specials
 from tests.conftest import run_cli
 from tests.promoter.conftest import lambda_seq, make_export, write_fasta
 
