@@ -20,33 +20,10 @@ from torch.utils.data import DataLoader, Dataset
 from bigbird_dna.data.baselines import baseline_settings, run_baselines
 from bigbird_dna.data.loaders import check_loader_settings
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.provision import first_bases
-
-
-def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
-                         max_tokens: int) -> tuple[torch.Tensor, torch.Tensor, list[int]]:
-    """Tokenize sequences as ``[CLS] tokens [SEP]``, right-padded with the pad id (0).
-
-    Args:
-        tokenizer: the model's tokenizer.
-        seqs: DNA strings (any case, any length, N allowed).
-        max_tokens: model context including [CLS] and [SEP]; longer bodies are cut at the end.
-
-    Returns:
-        ``(input_ids [B, T] int64, attention_mask [B, T] bool, truncated)``, where ``T`` is the
-        longest row of this batch and ``truncated`` lists the indices of the sequences that were cut.
-    """
-    if max_tokens < 3:
-        raise InputError(f"max_tokens={max_tokens} leaves no room for a sequence between [CLS] and [SEP].")
-    body = max_tokens - 2
-    encoded = tokenizer.encode_batch(list(seqs))
-    rows = [[tokenizer.cls_id, *ids[:body], tokenizer.sep_id] for ids in encoded]
-    ids = torch.full((len(rows), max(map(len, rows), default=2)), tokenizer.pad_id, dtype=torch.long)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(row)
-    truncated = [i for i, e in enumerate(encoded) if len(e) > body]
-    return ids, ids != tokenizer.pad_id, truncated
+from bigbird_dna.tokenizer.specials import encode_with_specials
 
 
 class LabelledSequences(Dataset):
@@ -75,6 +52,26 @@ class LabelledSequences(Dataset):
 
     def __getitem__(self, index: int) -> tuple[str, np.ndarray]:
         return self.seqs[index], self.labels[index]
+
+
+class RandomStrand(Dataset):
+    """The items of ``dataset`` with each sequence reverse-complemented with probability ``prob``.
+
+    RC augmentation for classifiers whose label holds on both strands (a promoter read on its
+    minus strand is still a promoter region). The draw is fixed per item by ``seed`` (give a new seed
+    each epoch), so it is the same with any number of loader workers and on a resumed run.
+    """
+
+    def __init__(self, dataset: Dataset, prob: float, seed: int):
+        self.dataset = dataset
+        self.flip = np.random.default_rng(seed).random(len(dataset)) < prob  # [N]
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, index: int) -> tuple[str, np.ndarray]:
+        seq, labels = self.dataset[index]
+        return (reverse_complement(seq) if self.flip[index] else seq), labels
 
 
 class LabelledSequenceCollator:
@@ -110,12 +107,17 @@ class LabelledDataModule(L.LightningDataModule):
         label_kind: ``binary``, ``multiclass`` (one-hot labels ``[N, C]``) or ``multilabel``;
             ``None``: ``binary`` for one label column, else ``multilabel``.
         baselines: the ``data.baselines`` settings of :meth:`reference_metrics` (``None``: defaults).
+        reverse_complement_prob: share of training sequences read on the other strand each epoch
+            (:class:`RandomStrand`); validation and test are never flipped. 0 = off.
     """
 
     def __init__(self, datasets: dict[str, Dataset], batch_size: int, num_workers: int, seed: int,
-                 label_kind: str | None = None, baselines: dict | None = None):
+                 label_kind: str | None = None, baselines: dict | None = None, reverse_complement_prob: float = 0.0):
         super().__init__()
         check_loader_settings(batch_size, num_workers)
+        if not 0.0 <= reverse_complement_prob <= 1.0:
+            raise InputError(f"data.reverse_complement_prob={reverse_complement_prob} must be between 0 and 1.")
+        self.reverse_complement_prob = float(reverse_complement_prob)
         for split in ("train", "val"):
             if split not in datasets or len(datasets[split]) == 0:
                 raise InputError(f"the {split} split has no sequences; check the data paths and split settings.")
@@ -175,11 +177,13 @@ class LabelledDataModule(L.LightningDataModule):
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
         if self.tokenizer is None:
             raise RuntimeError("attach_tokenizer() must be called before the data loaders are built")
-        generator = None
+        generator, dataset = None, self.datasets[split]
         if shuffle:  # a new order each epoch (loaders are rebuilt every epoch), reproducible from the seed
             epoch = self.trainer.current_epoch if self.trainer is not None else 0
             generator = torch.Generator().manual_seed(self.seed + epoch)
-        return DataLoader(self.datasets[split], batch_size=self.batch_size, shuffle=shuffle,
+            if split == "train" and self.reverse_complement_prob > 0:
+                dataset = RandomStrand(dataset, self.reverse_complement_prob, seed=(self.seed, epoch, 1))
+        return DataLoader(dataset, batch_size=self.batch_size, shuffle=shuffle,
                           generator=generator, num_workers=self.num_workers,
                           collate_fn=LabelledSequenceCollator(self.tokenizer, self.max_tokens))
 

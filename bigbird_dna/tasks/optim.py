@@ -14,6 +14,8 @@ import torch
 from hydra.utils import get_method
 from torch import nn
 
+from bigbird_dna.errors import InputError
+
 # Configs saved before the optim group carried a _target_ meant this one.
 DEFAULT_OPTIMIZER = "bigbird_dna.tasks.optim.adamw_with_warmup"
 
@@ -21,6 +23,18 @@ DEFAULT_OPTIMIZER = "bigbird_dna.tasks.optim.adamw_with_warmup"
 def _decayed_parameter_ids(module: nn.Module) -> set[int]:
     """Weight decay applies to the weight matrices of linear layers, not to biases, norms or embeddings."""
     return {id(m.weight) for m in module.modules() if isinstance(m, nn.Linear)}
+
+
+def layer_depths(module: nn.Module) -> dict[str, int]:
+    """Depth of every parameter, by name: 0 for the encoder's embeddings, ``i + 1`` for
+    ``encoder.layers.i``, ``L + 1`` for the rest of the encoder (its final norm) and ``L + 2`` for
+    everything outside it (the task's head), where ``L`` is the number of layers."""
+    names = [name for name, _ in module.named_parameters()]
+    layer_of = {n: int(n.split(".")[2]) for n in names if n.startswith("encoder.layers.")}
+    count = max(layer_of.values(), default=-1) + 1
+    embeddings = ("encoder.token_embedding.", "encoder.position_embedding.", "encoder.embed_norm.")
+    return {n: layer_of[n] + 1 if n in layer_of else 0 if n.startswith(embeddings)
+            else count + 1 if n.startswith("encoder.") else count + 2 for n in names}
 
 
 def build_optimizer(module: nn.Module, optim: dict[str, Any], total_steps: int | float) -> dict:
@@ -36,7 +50,8 @@ def build_optimizer(module: nn.Module, optim: dict[str, Any], total_steps: int |
 
 
 def adamw_with_warmup(module: nn.Module, total_steps: int | float, lr: float, weight_decay: float = 0.01,
-                      betas: Sequence[float] = (0.9, 0.98), eps: float = 1e-8, warmup_steps: float = 0.06) -> dict:
+                      betas: Sequence[float] = (0.9, 0.98), eps: float = 1e-8, warmup_steps: float = 0.06,
+                      layer_decay: float = 1.0) -> dict:
     """AdamW (no decay on biases, norms and embeddings), linear warmup, then linear decay to zero.
 
     Args:
@@ -44,13 +59,27 @@ def adamw_with_warmup(module: nn.Module, total_steps: int | float, lr: float, we
         total_steps: optimizer steps of the whole run.
         lr, weight_decay, betas, eps: AdamW's settings.
         warmup_steps: a step count, or a fraction of ``total_steps`` when below 1.
+        layer_decay: layer-wise learning-rate decay for fine-tuning (as in ELECTRA and BEiT): a
+            parameter at :func:`layer_depths` depth ``d`` of ``D`` (the head) learns at
+            ``lr * layer_decay ** (D - d)``, so the pretrained embeddings and lower layers move
+            least. 1.0 (the default): one lr for all. Groups are ordered from the head down, so
+            ``param_groups[0]`` has the full ``lr``.
     """
-    params = [p for p in module.parameters() if p.requires_grad]
+    if not 0.0 < layer_decay <= 1.0:
+        raise InputError(f"optim.layer_decay={layer_decay} must be in (0, 1]; 1 turns it off.")
+    named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
     decayed = _decayed_parameter_ids(module)
-    groups = [
-        {"params": [p for p in params if id(p) in decayed], "weight_decay": weight_decay},
-        {"params": [p for p in params if id(p) not in decayed], "weight_decay": 0.0},
-    ]
+    depth = layer_depths(module) if layer_decay < 1.0 else {n: 0 for n, _ in named}
+    top = max(depth.values(), default=0)
+    groups = []
+    for d in sorted(set(depth[n] for n, _ in named), reverse=True):
+        scale = {"lr": lr * layer_decay ** (top - d)} if layer_decay < 1.0 else {}
+        groups += [
+            {"params": [p for n, p in named if depth[n] == d and id(p) in decayed], "weight_decay": weight_decay, **scale},
+            {"params": [p for n, p in named if depth[n] == d and id(p) not in decayed], "weight_decay": 0.0, **scale},
+        ]
+    if layer_decay < 1.0:
+        groups = [g for g in groups if g["params"]]
     optimizer = torch.optim.AdamW(groups, lr=lr, betas=tuple(betas), eps=eps)
     total = max(int(total_steps), 1)
     warmup = int(warmup_steps * total) if warmup_steps < 1 else int(warmup_steps)

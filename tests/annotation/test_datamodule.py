@@ -56,3 +56,25 @@ def test_tiny_fit_on_the_annotated_task(annotated, train_in_process):
     assert summary["global_step"] == 2
     assert (run_dir / "annotation" / "train.tsv").exists()
     assert (run_dir / "export").is_dir()
+
+
+def test_reverse_complement_prob_flips_that_share_of_train_windows_only(annotated, tmp_path):
+    from bigbird_dna.genome.sequence import reverse_complement
+    from bigbird_dna.tokenizer.fixed import char_tokenizer
+
+    cfg = compose([*_overrides(annotated), "data.reverse_complement_prob=0.5", "data.num_workers=0"], tmp_path / "run")
+    datamodule = instantiate(cfg.data, seed=3, run_dir=str(tmp_path / "run"), is_main_process=True)
+    datamodule.attach_tokenizer(char_tokenizer(), 512)
+    train = datamodule.datasets["train"]
+    served = datamodule.train_dataloader().dataset
+    flipped = [served[i][0] != train[i][0] for i in range(len(train))]
+    assert all(served[i][0] == (reverse_complement(train[i][0]) if f else train[i][0]) for i, f in enumerate(flipped))
+    assert all((served[i][1] == train[i][1]).all() for i in range(len(train))), "labels never change"
+    assert 0.3 < sum(flipped) / len(train) < 0.7, sum(flipped) / len(train)
+    again = [served[i][0] != train[i][0] for i in range(len(train))]
+    assert flipped == again and [datamodule.train_dataloader().dataset[i][0] for i in range(5)] == \
+        [served[i][0] for i in range(5)], "the draw is fixed by the seed and epoch"
+    assert datamodule.val_dataloader().dataset is datamodule.datasets["val"], "validation is never flipped"
+    off = instantiate(compose(_overrides(annotated), tmp_path / "off").data, seed=3, run_dir=str(tmp_path / "off"))
+    off.attach_tokenizer(char_tokenizer(), 512)
+    assert off.train_dataloader().dataset is off.datasets["train"]

@@ -36,3 +36,34 @@ def test_no_weight_decay_on_biases_norms_and_embeddings():
     decayed, plain = opt.param_groups
     assert decayed["weight_decay"] == 0.01 and plain["weight_decay"] == 0.0
     assert [p.shape for p in decayed["params"]] == [torch.Size([4, 4])]
+
+
+def test_layer_decay_gives_each_depth_its_own_lr_and_the_head_the_full_one():
+    import yaml
+
+    from bigbird_dna.tasks.classification import SequenceClassificationTask
+    from bigbird_dna.tasks.optim import layer_depths
+
+    model_cfg = yaml.safe_load(open("conf/model/tiny.yaml")) | {"vocab_size": 16}
+    module = SequenceClassificationTask(model_cfg, {}, num_labels=1)
+    depths = layer_depths(module)
+    assert depths["encoder.token_embedding.weight"] == 0 and depths["head.out.weight"] == 4  # 2 layers
+    assert {depths[n] for n in depths if n.startswith("encoder.layers.1.")} == {2}
+    opt = build_optimizer(module, {**OPTIM, "warmup_steps": 0, "layer_decay": 0.5}, 10)["optimizer"]
+    lr_of = {id(p): g["lr"] for g in opt.param_groups for p in g["params"]}
+    named = dict(module.named_parameters())
+    assert opt.param_groups[0]["lr"] == 1e-3 and lr_of[id(named["head.out.weight"])] == 1e-3
+    assert lr_of[id(named["encoder.layers.1.attn.qkv.weight"])] == 1e-3 * 0.5 ** 2
+    assert lr_of[id(named["encoder.token_embedding.weight"])] == 1e-3 * 0.5 ** 4
+    assert sum(len(g["params"]) for g in opt.param_groups) == len(named), "every parameter exactly once"
+    weights = [g for g in opt.param_groups if any(p is named["encoder.layers.0.mlp.net.0.weight"] for p in g["params"])]
+    assert weights[0]["weight_decay"] == 0.01 and lr_of[id(named["encoder.embed_norm.weight"])] == 1e-3 * 0.5 ** 4
+
+
+def test_layer_decay_outside_zero_to_one_is_refused():
+    import pytest
+
+    from bigbird_dna.errors import InputError
+
+    with pytest.raises(InputError, match="layer_decay"):
+        _lrs(5, {**OPTIM, "layer_decay": 1.5})

@@ -67,7 +67,8 @@ class AnnotatedPromoterData(LabelledDataModule):
         datasets = {split: LabelledSequences([s.sequence for s in task.samples[split]],
                                              [float(s.label) for s in task.samples[split]]) for split in SPLITS}
         super().__init__(datasets, data["batch_size"], data["num_workers"], seed, label_kind="binary",
-                         baselines=data.get("baselines"))
+                         baselines=data.get("baselines"),
+                         reverse_complement_prob=float(data.get("reverse_complement_prob", 0.0)))
         self.splits = task.regions
         self.counts = manifest["counts"]
         log.info("annotated promoter windows per split and kind: %s", self.counts)
