@@ -33,6 +33,7 @@ from pathlib import Path
 from bigbird_dna import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help, require_extra
 from bigbird_dna.runtime.cli_args import add_device_arguments
+from bigbird_dna.runtime.malloc import keep_freed_memory
 
 FORMATS = {".bedgraph": "bedgraph", ".bg": "bedgraph", ".bw": "bigwig", ".bigwig": "bigwig"}
 
@@ -76,6 +77,7 @@ def _check_args(args: argparse.Namespace) -> str:
 
 @exit_on_input_error
 def main(argv: list[str] | None = None) -> Path:
+    keep_freed_memory()  # CPU inference: no page faults per batch (runtime/malloc.py), as in predict
     args = build_parser().parse_args(argv)
     fmt = _check_args(args)
     from tqdm.auto import tqdm

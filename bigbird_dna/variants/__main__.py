@@ -37,6 +37,7 @@ from pathlib import Path
 from bigbird_dna import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.runtime.cli_args import add_device_arguments
+from bigbird_dna.runtime.malloc import keep_freed_memory
 
 CHUNK = 256  # variants scored per call
 
@@ -70,6 +71,7 @@ def default_window(model, requested: int | None) -> int:
 
 @exit_on_input_error
 def main(argv: list[str] | None = None) -> Path:
+    keep_freed_memory()  # CPU inference: no page faults per batch (runtime/malloc.py), as in predict
     args = build_parser().parse_args(argv)
     if args.batch_size < 1:
         raise InputError(f"--batch-size must be a positive integer, got {args.batch_size}.")
