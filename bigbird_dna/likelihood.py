@@ -23,9 +23,10 @@ are each strand's sum / mean, then averaged (under BPE the two strands may cover
 **Cost.** Per base: ``T`` forward passes of a ``T + 2``-token row for a sequence of ``T`` tokens,
 ``batch_size`` rows per pass, so time grows as ``T**2`` per sequence (linear attention times ``T``
 passes); ``strands="both"`` doubles it. Measured on the tiny default model (128 wide, 2 layers,
-conv 9, char tokens; untrained weights), fp32, ``nice -n 19`` on 2 CPU cores at load average ~5: a
-510-bp sequence (its whole 512-token context) took 48 s at ``batch_size=64`` (95 ms per masked row),
-56 s at 16. On a GPU or idle cores expect far less; the pass count is what does not change.
+conv 9, char tokens; untrained weights), fp32, on 2 idle CPU cores: a 510-bp sequence (its whole
+512-token context) takes 3.8 s at ``batch_size=16`` (7.4 ms per masked row) and 3.9 s at 64
+(``python benchmarks/cpu_score.py``; ``benchmarks/results/cpu_score.json``). The pass count is what
+grows with length.
 Spans: one pass per sequence and strand.
 
 **Batching.** Rows of one pass always have one token length (rows are grouped by length), so no

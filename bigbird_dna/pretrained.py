@@ -234,7 +234,7 @@ class BigBirdDNA:
         """Masked-marginal log-likelihoods (natural log) of an MLM model, per base.
 
         Every token is masked on its own, one forward pass each: a sequence of ``T`` tokens costs
-        ``T`` passes (a 510-bp sequence: 48 s on the tiny model, 2 busy CPU cores). A token's
+        ``T`` passes (a 510-bp sequence: 3.8 s on the tiny model, 2 CPU cores). A token's
         ``log p`` is shared equally by its bases; bases of tokens with N or IUPAC codes are NaN.
         See :mod:`bigbird_dna.likelihood` for the method, spans and strands.
 
