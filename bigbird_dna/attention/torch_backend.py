@@ -129,6 +129,35 @@ def _dense_attention(q, k, v, layout: BlockLayout, valid: torch.Tensor | None, s
     return out if bool(keep.all()) else out * keep
 
 
+def attend_query_rows(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: BlockLayout, rows: torch.Tensor,
+                      key_padding_mask: torch.Tensor | None = None, scale: float | None = None) -> torch.Tensor:
+    """The attention output of the query tokens ``rows`` only: ``[B, H, R, D]``.
+
+    Equal (up to rounding) to ``torch_block_sparse_attention(Q, k, v, layout, ...)[:, :, rows]``
+    where ``Q[:, :, rows] = q``; the other queries are never computed. For inference that needs a
+    few positions of the last layer (a ``[CLS]`` classifier reads position 0 only). Memory is
+    ``H * R * T`` bools for the mask.
+
+    Args:
+        q: ``[B, H, R, D]``, the queries of tokens ``rows`` (0-based positions, int64 ``[R]``).
+        k, v: ``[B, H, T, D]``, every key and value.
+        layout, key_padding_mask, scale: as in :func:`torch_block_sparse_attention`.
+    """
+    check_attention_inputs(k, k, v, layout, key_padding_mask)
+    T = k.shape[2]
+    dtype = compute_dtype(q.dtype)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    block_of = torch.arange(T, device=k.device) // layout.block_size
+    mask = layout.to_block_mask()[:, rows // layout.block_size][:, :, block_of][None]  # [1, H, R, T]
+    if key_padding_mask is not None:
+        mask = mask & key_padding_mask[:, None, None, :]
+    has_key = mask.any(-1, keepdim=True)
+    keep = has_key if key_padding_mask is None else has_key & key_padding_mask[:, None, rows, None]
+    out = torch.nn.functional.scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype),
+                                                           attn_mask=mask | ~has_key, scale=scale)
+    return (out * keep).to(q.dtype)
+
+
 def torch_block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: BlockLayout,
                                  key_padding_mask: torch.Tensor | None = None,
                                  scale: float | None = None, method: str = "auto") -> torch.Tensor:

@@ -17,6 +17,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from bigbird_dna.attention import block_sparse_attention
+from bigbird_dna.attention.torch_backend import attend_query_rows
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.layout_registry import LayoutRegistry
@@ -39,13 +40,18 @@ class BlockSparseSelfAttention(nn.Module):
         self.layouts = layouts
         self.rotary = RotaryEmbedding(config.head_dim) if config.position == "rope" else None
 
-    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+        """``x [B, T, hidden]`` -> ``[B, T, hidden]``, or ``[B, R, hidden]`` for the query tokens
+        ``rows [R]`` only (every token is still a key; see :meth:`BigBirdEncoder.forward`)."""
         batch, seq, hidden = x.shape
         q, k, v = self.qkv(x).view(batch, seq, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         if self.rotary is not None:
             q, k = self.rotary(q, k)
         num_blocks = -(-(seq - self.num_prepended) // self.block_size)  # sequence blocks, without ETC's
         layout = self.layouts.get(self.layer, num_blocks, x.device)
+        if rows is not None:
+            context = attend_query_rows(q[:, :, rows], k, v, layout, rows, key_padding_mask=attention_mask)
+            return self.out(context.transpose(1, 2).reshape(batch, rows.numel(), hidden))
         context = block_sparse_attention(q, k, v, layout, key_padding_mask=attention_mask,
                                          backend=self.backend)  # [B, H, T, D]
         return self.out(context.transpose(1, 2).reshape(batch, seq, hidden))
@@ -103,10 +109,12 @@ class EncoderLayer(nn.Module):
         self.mlp = FeedForward(config)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+        """``x [B, T, hidden]`` -> the same, or the tokens ``rows [R]`` only: ``[B, R, hidden]``."""
         if self.conv is not None:
             x = x + self.dropout(self.conv(self.conv_norm(x), attention_mask))
-        x = x + self.dropout(self.attn(self.attn_norm(x), attention_mask))
+        residual = x if rows is None else x[:, rows]
+        x = residual + self.dropout(self.attn(self.attn_norm(x), attention_mask, rows))
         return x + self.dropout(self.mlp(self.mlp_norm(x)))
 
 
@@ -148,8 +156,16 @@ class BigBirdEncoder(nn.Module):
         if isinstance(module, nn.Embedding) and module.padding_idx is not None:
             nn.init.zeros_(module.weight[module.padding_idx])
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Encode ``input_ids [B, T]``; returns hidden states ``[B, T, hidden]``."""
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                rows: torch.Tensor | None = None) -> torch.Tensor:
+        """Encode ``input_ids [B, T]``; returns hidden states ``[B, T, hidden]``.
+
+        ``rows``: int64 ``[R]`` token positions (0-based) whose final states are all the caller
+        needs, e.g. ``[0]`` for a ``[CLS]`` classifier. The last layer then computes attention
+        queries, feed-forward and norm for those tokens only and ``[B, R, hidden]`` comes back, equal
+        to ``forward(...)[:, rows]`` up to rounding. ETC layouts (prepended global tokens) compute
+        every token and slice.
+        """
         seq = input_ids.shape[1]
         if seq > self.config.max_positions:
             raise InputError(f"sequence of {seq} tokens is longer than model.max_positions="
@@ -165,9 +181,16 @@ class BigBirdEncoder(nn.Module):
             x = torch.cat([self.global_tokens.expand(x.shape[0], -1, -1), x], dim=1)
             attention_mask = torch.cat([attention_mask.new_ones(x.shape[0], extra), attention_mask], dim=1)
         recompute = self.config.checkpoint_layers and self.training and torch.is_grad_enabled()
-        for layer in self.layers:
-            x = checkpoint(layer, x, attention_mask, use_reentrant=False) if recompute else layer(x, attention_mask)
-        return self.final_norm(x[:, extra:])
+        last_rows = rows if extra == 0 else None
+        for i, layer in enumerate(self.layers):
+            only = last_rows if i == len(self.layers) - 1 else None
+            if recompute:
+                x = checkpoint(layer, x, attention_mask, only, use_reentrant=False)
+            else:
+                x = layer(x, attention_mask, only)
+        if rows is not None and last_rows is None:
+            return self.final_norm(x[:, extra:][:, rows])
+        return self.final_norm(x if last_rows is not None else x[:, extra:])
 
     def get_extra_state(self) -> dict:
         return {"layouts": self.layouts.state_dict()}

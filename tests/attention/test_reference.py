@@ -223,3 +223,26 @@ def test_mismatched_inputs_raise_input_error(change, message):
     with pytest.raises(InputError, match=message):
         block_sparse_attention(q, k, v, layout, change.get("key_padding_mask"),
                                backend=change.get("backend", "torch"))
+
+
+@pytest.mark.parametrize("name", ["bigbird_itc", "window_random", "longformer"])
+def test_attend_query_rows_equals_the_full_output_at_those_rows(name):
+    """Every query computed, then sliced, against only the chosen queries; with padded keys, a
+    padded query row and (custom layout) a row without keys."""
+    from bigbird_dna.attention.torch_backend import attend_query_rows
+
+    seq = 250
+    layout = preset(name, **PRESET_PARAMS[name]).build(2, num_blocks_for(seq, BLOCK), BLOCK, seed=1)
+    q, k, v = qkv(3, 2, seq, 8)
+    mask = padding_mask(3, seq)
+    rows = torch.tensor([0, 5, 100, 249])  # 249 is padding in sequences 1 and 2
+    want = dense_reference_attention(q, k, v, layout, mask)[:, :, rows]
+    got = attend_query_rows(q[:, :, rows], k, v, layout, rows, key_padding_mask=mask)
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    assert got[1:, :, 3].eq(0).all()
+    empty = torch.eye(num_blocks_for(seq, BLOCK), dtype=torch.bool)[None].repeat(2, 1, 1)
+    empty[0, 0, 0] = False
+    custom = BlockLayout.from_block_mask(empty, BLOCK)
+    got = attend_query_rows(q[:, :, rows], k, v, custom, rows)
+    torch.testing.assert_close(got, dense_reference_attention(q, k, v, custom)[:, :, rows], atol=1e-5, rtol=1e-5)
+    assert got[:, 0, 0].eq(0).all(), "a row without keys outputs 0"

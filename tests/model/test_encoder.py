@@ -124,3 +124,24 @@ def test_a_config_saved_before_position_existed_loads_as_absolute_and_runs():
     reloaded.load_state_dict(state)
     ids, mask = _batch(seq=100, pad_from=100)
     assert torch.equal(encoder(ids, mask), reloaded(ids, mask))
+
+
+@pytest.mark.parametrize("preset", ["bigbird_itc", "bigbird_etc", "window_random"])
+@pytest.mark.parametrize("position, conv", [("rope", 9), ("absolute", 0)])
+@pytest.mark.parametrize("seq", [300, 1000])  # 19 blocks (dense path) and 63 (gathered path)
+def test_rows_computes_only_those_tokens_of_the_last_layer_and_matches_the_full_pass(preset, position, conv, seq):
+    """``rows`` ([CLS] classifiers read position 0) against every token's states sliced: the same up
+    to rounding, with a padded sequence, rows in several blocks and a padding row (output 0-based)."""
+    torch.manual_seed(0)
+    config = EncoderConfig(vocab_size=40, hidden_size=32, num_layers=2, num_heads=2, intermediate_size=64,
+                           max_positions=1024, dropout=0.0, position=position, conv_kernel=conv,
+                           attention={"preset": preset, "params": PARAMS[preset], "block_size": 16, "backend": "torch"})
+    encoder = BigBirdEncoder(config).eval()
+    ids, mask = _batch(seq=seq, pad_from=seq - 80)
+    rows = torch.tensor([0, 17, seq // 2, seq - 1])  # the last one is padding in the second sequence
+    with torch.no_grad():
+        full = encoder(ids, mask)
+        some = encoder(ids, mask, rows=rows)
+    assert some.shape == (2, 4, 32)
+    torch.testing.assert_close(some, full[:, rows], atol=2e-5, rtol=1e-4)
+    assert not torch.allclose(some[:, 0], full[:, 1], atol=1e-3), "row 0 is not any other row"
