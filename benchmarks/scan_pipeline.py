@@ -1,0 +1,90 @@
+"""How fast the prediction pipeline runs without a model: the rate a GPU scan can be fed at.
+
+    python benchmarks/scan_pipeline.py [--size-mbp 20] [--batch-sizes 16 256]
+
+Writes a random ``--size-mbp`` FASTA (one record, 60-bp lines) and runs ``predict``'s pipeline over
+it with a model that returns zeros at once: streaming the FASTA in chunks, cutting 500-bp windows
+at stride 500 on both strands (reverse complements included), tokenizing them with the char
+tokenizer on the background thread, batching, and combining the two strands' rows
+(:func:`~bigbird_dna.predict.tiling.iter_windows`, :func:`~bigbird_dna.predict.driver.score_windows`,
+:func:`~bigbird_dna.predict.driver.combine_strands`). Mbp/min counts forward-strand bases, as a
+both-strand scan target does (e.g. 0.5 Gbp/min = 500 Mbp/min on one H100). Writing the TSV is
+not included. Results: ``benchmarks/results/scan_pipeline.json``; run it on an idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.genome_scale import RESULTS, WINDOW_BP, machine  # noqa: E402
+from bigbird_dna.predict.driver import combine_strands, score_windows  # noqa: E402
+from bigbird_dna.predict.tiling import iter_windows  # noqa: E402
+from bigbird_dna.tokenizer.fixed import char_tokenizer  # noqa: E402
+
+
+def write_random_fasta(path: Path, size_bp: int, seed: int = 0) -> Path:
+    """One record of ``size_bp`` uniform random bases, 60 per line."""
+    rng = np.random.default_rng(seed)
+    with open(path, "w") as out:
+        out.write(">random\n")
+        for start in range(0, size_bp, 6_000_000):
+            codes = rng.integers(0, 4, size=min(6_000_000, size_bp - start))
+            text = np.frombuffer(b"ACGT", dtype=np.uint8)[codes].tobytes().decode()
+            out.write("\n".join(text[i:i + 60] for i in range(0, len(text), 60)) + "\n")
+    return path
+
+
+def no_model(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Scores ``[B, 1]`` of zeros: the model's place in the pipeline, at no cost."""
+    return torch.zeros(input_ids.shape[0], 1)
+
+
+def run(fasta: Path, batch_size: int) -> dict:
+    """One pass of the pipeline over ``fasta``; its time and counts."""
+    started = time.perf_counter()
+    windows = iter_windows([fasta], WINDOW_BP, WINDOW_BP, ("+", "-"))
+    scored = score_windows(no_model, char_tokenizer(), windows, batch_size, WINDOW_BP + 2, torch.device("cpu"))
+    rows = bases = 0
+    for _, window, _, _ in combine_strands(scored, ("+", "-"), "mean"):
+        rows += 1
+        bases += window.end - window.start
+    seconds = time.perf_counter() - started
+    return {"batch_size": batch_size, "seconds": round(seconds, 2), "rows": rows, "bases": bases,
+            "mbp_per_min": round(bases / 1e6 / seconds * 60, 1)}
+
+
+def main(argv: list[str] | None = None) -> Path:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size-mbp", type=float, default=20.0)
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[16, 256])
+    parser.add_argument("--out", default=str(RESULTS / "scan_pipeline.json"))
+    args = parser.parse_args(argv)
+    before = machine()
+    with tempfile.TemporaryDirectory() as tmp:
+        fasta = write_random_fasta(Path(tmp) / "random.fa", int(args.size_mbp * 1e6))
+        runs = [run(fasta, batch_size) for batch_size in args.batch_sizes]
+    result = {"benchmark": "scan_pipeline", "what": "predict's pipeline with a zero-cost model (module docstring)",
+              "size_mbp": args.size_mbp, "window_bp": WINDOW_BP, "stride_bp": WINDOW_BP, "strands": "both",
+              "tokenizer": "char", "runs": runs, "torch_threads": torch.get_num_threads(),
+              "machine_before": before, "machine_after": machine()}
+    path = Path(args.out)
+    tmp_path = path.with_name(f".{path.name}.partial")
+    tmp_path.write_text(json.dumps(result, indent=2) + "\n")
+    tmp_path.replace(path)
+    print(json.dumps(runs, indent=1))
+    return path
+
+
+if __name__ == "__main__":
+    main()
