@@ -4,10 +4,16 @@ Training (:mod:`bigbird_dna.data.labelled`'s collator), ``predict`` and the
 :class:`~bigbird_dna.pretrained.BigBirdDNA` API all call :func:`encode_with_specials`, so training and
 inference tokenize exactly the same way. It lives here, beside the tokenizer, so that inference
 does not import the training stack.
+
+A tokenizer that gives every character its own token (``char``) is applied as a lookup table over
+the batch's bytes (:func:`per_character_ids`), the same ids as the ``tokenizers`` call without a
+Python object per sequence; any other tokenizer, or a character the table does not hold, goes
+through ``tokenizers``.
 """
 
 from __future__ import annotations
 
+import functools
 from itertools import chain
 from typing import Sequence
 
@@ -16,6 +22,35 @@ import torch
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.tokenizer.bpe import DNATokenizer
+
+
+@functools.lru_cache(maxsize=8)
+def per_character_ids(tokenizer: DNATokenizer) -> np.ndarray | None:
+    """``[128]`` int64: the id of each ASCII character, for a tokenizer whose every non-special
+    token is one character (so every character is tokenized alone); -1 for a character that does
+    not come out as exactly one token. ``None`` for any other tokenizer."""
+    special = tokenizer.special_ids
+    if any(len(token) != 1 for token, i in tokenizer.backend.get_vocab().items() if i not in special):
+        return None
+    table = np.full(128, -1, dtype=np.int64)
+    for code in range(128):
+        ids = tokenizer.encode(chr(code))
+        if len(ids) == 1:
+            table[code] = ids[0]
+    return table
+
+
+def _table_ids(tokenizer: DNATokenizer, seqs: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Every sequence's ids, concatenated ``[sum L_i]``, and the lengths ``[B]``, by table lookup;
+    ``None`` where the table does not apply (not a per-character tokenizer, a non-ASCII character,
+    or a character without a single token)."""
+    table = per_character_ids(tokenizer)
+    if table is None or not all(s.isascii() for s in seqs):
+        return None
+    flat = table[np.frombuffer("".join(seqs).encode("ascii"), dtype=np.uint8)]
+    if (flat < 0).any():
+        return None
+    return flat, np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
 
 
 def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
@@ -34,16 +69,24 @@ def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
     if max_tokens < 3:
         raise InputError(f"max_tokens={max_tokens} leaves no room for a sequence between [CLS] and [SEP].")
     body = max_tokens - 2
-    encoded = tokenizer.encode_batch(list(seqs))
+    looked_up = _table_ids(tokenizer, seqs)
+    if looked_up is not None:
+        flat, full = looked_up
+        if (full > body).any():  # keep each row's first `body` ids
+            within = np.arange(flat.size) - np.repeat(np.cumsum(full) - full, full)
+            flat = flat[within < body]
+    else:
+        encoded = tokenizer.encode_batch(list(seqs))
+        full = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        flat = np.fromiter(chain.from_iterable(e if len(e) <= body else e[:body] for e in encoded),
+                           dtype=np.int64, count=int(np.minimum(full, body).sum()))
     # Built in numpy, not row by row: a torch.tensor per row was most of a scan's host time.
-    lengths = np.fromiter((min(len(e), body) for e in encoded), dtype=np.int64, count=len(encoded))  # [B]
-    width = int(lengths.max()) + 2 if len(encoded) else 2
-    ids = np.full((len(encoded), width), tokenizer.pad_id, dtype=np.int64)
+    lengths = np.minimum(full, body)  # [B]
+    width = int(lengths.max()) + 2 if lengths.size else 2
+    ids = np.full((lengths.size, width), tokenizer.pad_id, dtype=np.int64)
     ids[:, 0] = tokenizer.cls_id
     columns = np.arange(width)
-    bodies = chain.from_iterable(e if len(e) <= body else e[:body] for e in encoded)
-    ids[(columns >= 1) & (columns <= lengths[:, None])] = np.fromiter(bodies, dtype=np.int64, count=int(lengths.sum()))
-    ids[np.arange(len(encoded)), lengths + 1] = tokenizer.sep_id
-    truncated = [i for i, e in enumerate(encoded) if len(e) > body]
+    ids[(columns >= 1) & (columns <= lengths[:, None])] = flat
+    ids[np.arange(lengths.size), lengths + 1] = tokenizer.sep_id
     input_ids = torch.from_numpy(ids)
-    return input_ids, input_ids != tokenizer.pad_id, truncated
+    return input_ids, input_ids != tokenizer.pad_id, np.flatnonzero(full > body).tolist()

@@ -32,3 +32,21 @@ def test_an_empty_batch_and_a_context_without_room():
     assert ids.shape == (0, 2) and truncated == []
     with pytest.raises(InputError, match="no room"):
         encode_with_specials(char_tokenizer(), ["ACGT"], 2)
+
+
+def test_the_lookup_table_path_gives_the_tokenizers_ids_for_every_character():
+    """A char tokenizer is applied as a byte table; on mixed case, IUPAC, N, characters outside the
+    alphabet (-> [UNK]), non-ASCII and a newline (which tokenizers drops) it must equal tokenizers."""
+    from bigbird_dna.tokenizer.specials import per_character_ids
+
+    tokenizer = char_tokenizer()
+    assert per_character_ids(tokenizer) is not None and per_character_ids(kmer_tokenizer(3)) is None
+    rng = __import__("random").Random(0)
+    letters = "ACGTacgtNnRYSWKMBDHVX-*"
+    seqs = ["".join(rng.choice(letters) for _ in range(rng.randrange(0, 60))) for _ in range(50)]
+    for batch in (seqs, [*seqs, "ACGTé"], [*seqs, "AC\nGT"]):
+        for max_tokens in (512, 25):
+            ids, mask, truncated = encode_with_specials(tokenizer, batch, max_tokens)
+            assert torch.equal(ids, row_by_row(tokenizer, batch, max_tokens)), (len(batch), max_tokens)
+            assert truncated == [i for i, s in enumerate(batch) if len(tokenizer.encode(s)) > max_tokens - 2]
+    assert per_character_ids(tokenizer)[ord("x")] == tokenizer.unk_id
