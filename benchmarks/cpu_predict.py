@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.genome_scale import RESULTS, WINDOW_BP, machine, measured, train_classifier  # noqa: E402
 from bigbird_dna.genome.fasta_stream import iter_fasta  # noqa: E402
+from bigbird_dna.runtime.atomic import write_text_atomic  # noqa: E402
 
 # predict's entry point with keep_freed_memory() turned into a no-op: the allocator as glibc sets it
 WITHOUT_KEEP = ("import sys, bigbird_dna.predict.cli as cli; cli.keep_freed_memory = lambda: False; "
@@ -65,9 +66,7 @@ def main(argv: list[str] | None = None) -> Path:
               "target": "at least 2 Mbp/min with the default tiny classifier on 2 cores, system time under 10% of CPU",
               "machine_before": before, "machine_after": machine()}
     path = Path(args.out)
-    tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(result, indent=2) + "\n")
     print(json.dumps({name: {k: run[k] for k in ("wall_s", "mbp_per_min", "sys_share_of_cpu")}
                       for name, run in runs.items()}, indent=1))
     return path

@@ -30,6 +30,7 @@ from bigbird_dna import BigBirdDNA  # noqa: E402
 from bigbird_dna.model.config import EncoderConfig  # noqa: E402
 from bigbird_dna.model.export import write_export  # noqa: E402
 from bigbird_dna.model.inference import MaskedLanguageModel  # noqa: E402
+from bigbird_dna.runtime.atomic import write_text_atomic  # noqa: E402
 from bigbird_dna.runtime.malloc import keep_freed_memory  # noqa: E402
 from bigbird_dna.tokenizer.fixed import char_tokenizer  # noqa: E402
 
@@ -70,9 +71,7 @@ def main(argv: list[str] | None = None) -> Path:
               "bases": args.length, "tokens_per_row": args.length + 2, "strands": "+", "precision": "fp32",
               "runs": runs, "machine_before": before, "machine_after": machine()}
     path = Path(args.out)
-    tmp_path = path.with_name(f".{path.name}.partial")
-    tmp_path.write_text(json.dumps(result, indent=2) + "\n")
-    tmp_path.replace(path)
+    write_text_atomic(path, json.dumps(result, indent=2) + "\n")
     print(json.dumps(runs, indent=1))
     return path
 

@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO))
 from benchmarks.genome_scale import RESULTS, WINDOW_BP, machine  # noqa: E402
 from bigbird_dna.predict.driver import combine_strands, score_windows  # noqa: E402
 from bigbird_dna.predict.tiling import iter_windows  # noqa: E402
+from bigbird_dna.runtime.atomic import write_text_atomic  # noqa: E402
 from bigbird_dna.tokenizer.fixed import char_tokenizer  # noqa: E402
 
 
@@ -79,9 +80,7 @@ def main(argv: list[str] | None = None) -> Path:
               "tokenizer": "char", "runs": runs, "torch_threads": torch.get_num_threads(),
               "machine_before": before, "machine_after": machine()}
     path = Path(args.out)
-    tmp_path = path.with_name(f".{path.name}.partial")
-    tmp_path.write_text(json.dumps(result, indent=2) + "\n")
-    tmp_path.replace(path)
+    write_text_atomic(path, json.dumps(result, indent=2) + "\n")
     print(json.dumps(runs, indent=1))
     return path
 
