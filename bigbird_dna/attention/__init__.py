@@ -20,13 +20,14 @@ from bigbird_dna.attention.conventions import check_attention_inputs
 from bigbird_dna.attention.layout import BlockLayout, num_blocks_for
 from bigbird_dna.attention.patterns import PRESETS, SparsePattern, fits_sparse, layout_for, preset
 from bigbird_dna.attention.reference import dense_reference_attention
-from bigbird_dna.attention.torch_backend import torch_block_sparse_attention
+from bigbird_dna.attention.torch_backend import attend_query_rows, torch_block_sparse_attention
 from bigbird_dna.errors import InputError
 
 __all__ = [
     "PRESETS",
     "BlockLayout",
     "SparsePattern",
+    "attend_query_rows",
     "block_sparse_attention",
     "dense_reference_attention",
     "fits_sparse",

@@ -25,9 +25,10 @@ from bigbird_dna.attention.layout import BlockLayout
 from bigbird_dna.errors import InputError
 
 METHODS = ("auto", "gather", "dense")
-# "auto" takes the dense path at or above this share of the block grid. Measured on 2 CPU cores
-# (fp32, head dim 32, bigbird_itc): at 55% dense was 4.5x faster forward and 3.3x forward+backward;
-# at 30% the two were even (0.9-1.7x); at 15% gathering was 2x faster.
+# "auto" takes the dense path at or above this share of the block grid. On 2 CPU cores (fp32, head
+# dim 32, bigbird_itc; benchmarks/torch_attention_paths.py): at 55% dense is 1.7x faster forward and
+# 1.3x forward+backward; at 30% gathering is 1.5-2x faster, at 15% 3x. Without keep_freed_memory()
+# (training) gathering also pays page faults, and dense won by more (finetune_cpu: 1.67x per run).
 DENSE_MIN_DENSITY = 0.4
 DENSE_MAX_MASK_ELEMENTS = 1 << 25  # 32 MiB of bool mask per call at most, else gather
 
@@ -107,26 +108,29 @@ def choose_method(layout: BlockLayout, batch: int, padded_keys: bool) -> str:
     return "dense" if density >= DENSE_MIN_DENSITY and mask_elements <= DENSE_MAX_MASK_ELEMENTS else "gather"
 
 
-def token_mask(layout: BlockLayout, seq_len: int) -> torch.Tensor:
-    """The layout as a bool token mask ``[H, T, T]`` (True: query ``i`` may attend key ``j``)."""
+def token_mask(layout: BlockLayout, seq_len: int, rows: torch.Tensor | None = None) -> torch.Tensor:
+    """The layout as a bool token mask ``[H, R, T]`` (True: query ``i`` may attend key ``j``) for the
+    query tokens ``rows [R]`` (0-based), or every token (``R = T``) when ``rows`` is None."""
     block_of = torch.arange(seq_len, device=layout.device) // layout.block_size
-    blocks = layout.to_block_mask()  # [H, nq, nk]
-    return blocks[:, block_of][:, :, block_of]
+    query_blocks = block_of if rows is None else rows // layout.block_size
+    return layout.to_block_mask()[:, query_blocks][:, :, block_of]  # [H, nq, nk] -> [H, R, T]
 
 
-def _dense_attention(q, k, v, layout: BlockLayout, valid: torch.Tensor | None, scale: float) -> torch.Tensor:
-    """Masked dense attention ``[B, H, T, D]`` of ``q, k, v`` (compute dtype); ``valid [B, T]`` or
-    None when no key is padded. Rows without any allowed key get an all-True mask row (so the
-    fused softmax has no 0/0) and are zeroed after, with padded query rows."""
-    T = q.shape[2]
-    mask = token_mask(layout, T)[None]  # [1, H, T, T]
+def _dense_attention(q, k, v, layout: BlockLayout, valid: torch.Tensor | None, scale: float,
+                     rows: torch.Tensor | None = None) -> torch.Tensor:
+    """Masked dense attention ``[B, H, R, D]`` of queries ``q [B, H, R, D]`` (tokens ``rows``, or all
+    of them) over ``k, v [B, H, T, D]``, all in the compute dtype; ``valid [B, T]``, or None when no
+    key is padded. Rows without any allowed key get an all-True mask row (so the fused softmax has
+    no 0/0) and are zeroed after, with padded query rows."""
+    mask = token_mask(layout, k.shape[2], rows)[None]  # [1, H, R, T]
     if valid is not None:
-        mask = mask & valid[:, None, None, :]  # [B, H, T, T]
-    has_key = mask.any(-1, keepdim=True)  # [B|1, H, T, 1]
-    keep = has_key if valid is None else has_key & valid[:, None, :, None]
-    mask = mask | ~has_key
-    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
-    return out if bool(keep.all()) else out * keep
+        mask = mask & valid[:, None, None, :]  # [B, H, R, T]
+    has_key = mask.any(-1, keepdim=True)  # [B|1, H, R, 1]
+    keep = has_key if valid is None else has_key & (valid if rows is None else valid[:, rows])[:, None, :, None]
+    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask | ~has_key, scale=scale)
+    if keep.device.type == "cpu" and bool(keep.all()):  # skip the pass over out; on a GPU, no host sync
+        return out
+    return out * keep
 
 
 def attend_query_rows(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: BlockLayout, rows: torch.Tensor,
@@ -144,18 +148,10 @@ def attend_query_rows(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout:
         layout, key_padding_mask, scale: as in :func:`torch_block_sparse_attention`.
     """
     check_attention_inputs(k, k, v, layout, key_padding_mask)
-    T = k.shape[2]
     dtype = compute_dtype(q.dtype)
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
-    block_of = torch.arange(T, device=k.device) // layout.block_size
-    mask = layout.to_block_mask()[:, rows // layout.block_size][:, :, block_of][None]  # [1, H, R, T]
-    if key_padding_mask is not None:
-        mask = mask & key_padding_mask[:, None, None, :]
-    has_key = mask.any(-1, keepdim=True)
-    keep = has_key if key_padding_mask is None else has_key & key_padding_mask[:, None, rows, None]
-    out = torch.nn.functional.scaled_dot_product_attention(q.to(dtype), k.to(dtype), v.to(dtype),
-                                                           attn_mask=mask | ~has_key, scale=scale)
-    return (out * keep).to(q.dtype)
+    out = _dense_attention(q.to(dtype), k.to(dtype), v.to(dtype), layout, key_padding_mask, scale, rows)
+    return out.to(q.dtype)
 
 
 def torch_block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, layout: BlockLayout,

@@ -16,8 +16,7 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from bigbird_dna.attention import block_sparse_attention
-from bigbird_dna.attention.torch_backend import attend_query_rows
+from bigbird_dna.attention import attend_query_rows, block_sparse_attention
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.layout_registry import LayoutRegistry
