@@ -5,7 +5,8 @@ With P = exp(S - LSE) recomputed from the saved LSE and Delta = rowsum(O * dO):
 dQ runs over the forward (kv) work plan, dK/dV over the transposed (q) plan. Items of a split row
 or column accumulate into an fp32 buffer with atomics (order-dependent rounding, only there);
 whole rows and columns store directly, so ordinary blocks are bitwise deterministic. One buffer
-holds the dQ, dK and dV accumulators (one zero fill), and one scatter launch copies all three out.
+holds the dQ, dK and dV accumulators, zeroed once when allocated; one scatter launch copies all
+three out and zeroes them again.
 """
 import triton
 import triton.language as tl
@@ -221,5 +222,8 @@ def _bwd_scatter_kernel(
     arange = tl.arange(0, BLOCK)
     slot = b * (num_q_groups + 2 * num_k_groups) + g
     tile = _load_tile(ACC + slot * BLOCK * HEAD_DIM, arange, HEAD_DIM, BLOCK, HEAD_DIM, True)
+    # Leave the slot zeroed for the next backward: the buffer is zeroed once, when allocated.
+    _store_tile(ACC + slot * BLOCK * HEAD_DIM, arange, HEAD_DIM, BLOCK, tl.zeros([BLOCK, HEAD_DIM], tl.float32),
+                HEAD_DIM, True)
     out += (row // num_blocks).to(tl.int64) * stride_h
     _store_tile(out, (row % num_blocks) * BLOCK + arange, stride_t, seq_len, tile, HEAD_DIM, EVEN_T)

@@ -100,7 +100,8 @@ def _attn_fwd_kernel(
 
     An item of a split row writes its fp32 partial. With ``FUSED_MERGE`` the item that finishes a
     row last (a per-row arrival counter, ``COUNTER [B * G]`` int32, zeroed before the launch) merges
-    the row's partials itself; otherwise ``_attn_fwd_merge_kernel`` does it in a second launch.
+    the row's partials itself and sets the counter back to 0 (it is zeroed once, when allocated);
+    otherwise ``_attn_fwd_merge_kernel`` does it in a second launch.
     """
     item, b, h, qblk = _item_coords(tl.program_id(0), item_row, num_batch, num_blocks)
     b = b.to(tl.int64)
@@ -166,6 +167,7 @@ def _attn_fwd_kernel(
                 first = b * num_parts + tl.load(group_first_part + group)
                 _merge_parts(O + b * stride_ob + h * stride_oh, LSE + (b * num_heads + h) * seq_len, O_PART,
                              LSE_PART, first, count, qblk, stride_ot, seq_len, BLOCK, HEAD_DIM, EVEN_T)
+                tl.store(COUNTER + b * num_groups + group, 0)  # ready for the next launch: no zero fill
 
 
 @triton.jit

@@ -20,10 +20,12 @@ Algorithm (FlashAttention-2 over a block graph):
   does one host sync (to size the grid); later calls do none and are CUDA-graph capturable. Split
   items run first, then whole rows head-major (``KernelOptions.order``); the chunk size follows
   the total work and the SM count (``KernelOptions.chunk_blocks=None``).
-- **Launches.** Forward: the main kernel, plus the merge when rows are split (or, with
-  ``KernelOptions.merge="fused"``, a zero fill of per-row arrival counters: the last item of a
-  split row merges it). Backward: Delta, dQ, dK/dV, plus one scatter for all split rows and
-  columns, after one zero fill.
+- **Launches** (``triton_launch``). Forward: the main kernel, plus the merge when rows are split
+  (or, with ``KernelOptions.merge="fused"``, none: the last item of a split row merges it, counted
+  by per-row arrival counters). Backward: Delta, dQ, dK/dV, plus one scatter for all split rows
+  and columns. No fills: the counters and the split accumulators are scratch buffers kept per
+  shape, zeroed once and re-zeroed by the kernels that consume them; after its first call a
+  kernel is launched through its compiled binary, not ``JITFunction.run``.
 - **Masking.** Only when needed (``T % b != 0`` or a ``key_padding_mask``) are scores masked per
   element. Padding keys are never attended. Padding query rows, and rows without any attendable key,
   output exactly 0; their LSE is stored as ``+inf`` so that they get zero gradient everywhere.
@@ -69,12 +71,11 @@ import functools
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
 import torch
 import triton
 
-from bigbird_dna.attention.layout import BlockLayout
 from bigbird_dna.attention.conventions import check_attention_inputs
+from bigbird_dna.attention.layout import BlockLayout
 from bigbird_dna.attention.triton_backward import (
     _bwd_delta_kernel,
     _bwd_dkdv_kernel,
@@ -82,6 +83,7 @@ from bigbird_dna.attention.triton_backward import (
     _bwd_scatter_kernel,
 )
 from bigbird_dna.attention.triton_forward import _attn_fwd_kernel, _attn_fwd_merge_kernel
+from bigbird_dna.attention.triton_launch import KernelLauncher, scratch, scratch_guard
 from bigbird_dna.attention.triton_schedule import ORDERS, WorkPlan, auto_chunk_blocks, cached_work_plan
 from bigbird_dna.errors import InputError
 
@@ -109,7 +111,7 @@ class KernelOptions:
         order: work-item order, ``"head_major"`` or ``"lpt"`` (see ``triton_schedule``).
         merge: ``"launch"`` merges the forward partials of split rows in a second kernel;
             ``"fused"`` lets the last item of each split row merge them (an arrival counter per
-            row: one int32 zero fill instead of a launch, and the merge leaves the critical path).
+            row instead of a launch, and the merge leaves the critical path).
         dkdv_num_warps, dkdv_maxnreg: override the dK/dV kernel's warps and register cap.
     """
 
@@ -133,7 +135,7 @@ class KernelOptions:
 
 # Named variants that benchmarks/attention.py times side by side. "v0" is the first schedule
 # (index loaded in the loop, chunks of 32, longest-first order everywhere; its backward now shares
-# the one-fill, one-scatter fix-up of all variants).
+# the one-scatter fix-up of all variants).
 VARIANTS = {
     "v0": KernelOptions(chunk_blocks=32, order="lpt"),
     "loop": KernelOptions(),
@@ -183,37 +185,6 @@ def _index_constants(plan: WorkPlan, options: KernelOptions) -> dict:
     return {"CHUNK": triton.next_power_of_2(max(plan.max_len, 1)) if preload else 1, "PRELOAD": preload}
 
 
-def _index_from_data(data: np.ndarray) -> int:
-    """``int()`` of a one-element array of any rank (numpy >= 2.4 refuses ``int`` of a 1-d array)."""
-    return int(np.asarray(data).reshape(()))
-
-
-def _fix_interpreter_index() -> None:
-    """Triton < 3.7's interpreter turns loop bounds into ints with ``int(handle.data)``, which
-    numpy >= 2.4 refuses for 1-element arrays (triton-lang/triton#9171): every kernel here fails
-    under ``TRITON_INTERPRET=1``. Wrap its tensor patching to convert with ``_index_from_data``.
-    Harmless where Triton already does that (3.9 squeezes the array).
-    """
-    try:
-        from triton.runtime import interpreter
-    except ImportError:
-        return
-    patch = getattr(interpreter, "_patch_lang_tensor", None)
-    if patch is None or getattr(patch, "_bigbird_index_fix", False):
-        return
-
-    @functools.wraps(patch)
-    def patched(tensor, scope):
-        patch(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: _index_from_data(self.handle.data))
-
-    patched._bigbird_index_fix = True
-    interpreter._patch_lang_tensor = patched
-
-
-_fix_interpreter_index()
-
-
 def _unit_stride(x: torch.Tensor) -> torch.Tensor:
     return x if x.stride(-1) == 1 else x.contiguous()
 
@@ -234,73 +205,74 @@ def _kernel_constants(q: torch.Tensor, layout: BlockLayout, key_padding_mask) ->
     }
 
 
+_FWD, _FWD_MERGE = KernelLauncher(_attn_fwd_kernel), KernelLauncher(_attn_fwd_merge_kernel)
+_BWD_DELTA, _BWD_DQ = KernelLauncher(_bwd_delta_kernel), KernelLauncher(_bwd_dq_kernel)
+_BWD_DKDV, _BWD_SCATTER = KernelLauncher(_bwd_dkdv_kernel), KernelLauncher(_bwd_scatter_kernel)
+
+
 def _forward(q, k, v, layout: BlockLayout, kpm, scale: float, options: KernelOptions):
     B, H, T, D = q.shape
-    bs = layout.block_size
+    bs, dev, f32 = layout.block_size, q.device, torch.float32
     plan = cached_work_plan(layout.kv_ptr, _chunk_blocks(options, layout, B), options.order)
     o = torch.empty_like(q)
-    lse = torch.empty(B, H, T, device=q.device, dtype=torch.float32)
-    o_part = torch.empty(B, plan.num_parts, bs, D, device=q.device, dtype=torch.float32)
-    lse_part = torch.empty(B, plan.num_parts, bs, device=q.device, dtype=torch.float32)
+    lse = torch.empty(B, H, T, device=dev, dtype=f32)
+    o_part = scratch("fwd_o_part", (B, plan.num_parts, bs, D), f32, dev)
+    lse_part = scratch("fwd_lse_part", (B, plan.num_parts, bs), f32, dev)
     consts = _kernel_constants(q, layout, kpm)
     fused = options.merge == "fused" and plan.num_groups > 0
-    # Arrival counters of the split rows; unused (any int32 tensor, no fill) without the fused merge.
-    counter = torch.zeros(B * plan.num_groups, device=q.device, dtype=torch.int32) if fused else plan.item_part
-    _attn_fwd_kernel[(plan.num_items * B,)](
-        q, k, v, o, lse, q if kpm is None else kpm, o_part, lse_part, counter,
-        plan.item_row, plan.item_start, plan.item_end, plan.item_part, plan.item_group, plan.group_first_part,
-        plan.group_num_parts, layout.kv_idx,
-        scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(o),
-        T, H, layout.num_q_blocks, B, plan.num_parts, plan.num_groups,
-        **consts, **_index_constants(plan, options), FUSED_MERGE=fused,
-        **_launch_config(bs, D, q.element_size(), backward=False),
-    )
-    if plan.num_groups and not fused:
-        _attn_fwd_merge_kernel[(plan.num_groups * B,)](
-            o, lse, o_part, lse_part, plan.group_row, plan.group_first_part, plan.group_num_parts,
-            *_strides(o), T, H, layout.num_q_blocks, B, plan.num_parts,
-            BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"],
-        )
+    # Arrival counters of the split rows, zero between launches (the kernel resets them); unused
+    # (any int32 tensor) without the fused merge.
+    counter = scratch("fwd_counter", (B * plan.num_groups,), torch.int32, dev, zero=True) if fused else plan.item_part
+    with scratch_guard():
+        _FWD((plan.num_items * B,),
+             q, k, v, o, lse, q if kpm is None else kpm, o_part, lse_part, counter,
+             plan.item_row, plan.item_start, plan.item_end, plan.item_part, plan.item_group, plan.group_first_part,
+             plan.group_num_parts, layout.kv_idx,
+             scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(o),
+             T, H, layout.num_q_blocks, B, plan.num_parts, plan.num_groups,
+             **consts, **_index_constants(plan, options), FUSED_MERGE=fused,
+             **_launch_config(bs, D, q.element_size(), backward=False))
+        if plan.num_groups and not fused:
+            _FWD_MERGE((plan.num_groups * B,),
+                       o, lse, o_part, lse_part, plan.group_row, plan.group_first_part, plan.group_num_parts,
+                       *_strides(o), T, H, layout.num_q_blocks, B, plan.num_parts,
+                       BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"])
     return o, lse
 
 
 def _backward(do, q, k, v, o, lse, layout: BlockLayout, kpm, scale: float, options: KernelOptions):
     B, H, T, D = q.shape
-    bs, nb = layout.block_size, layout.num_q_blocks
+    bs, nb, dev, f32 = layout.block_size, layout.num_q_blocks, q.device, torch.float32
     consts = _kernel_constants(q, layout, kpm)
     config = _launch_config(bs, D, q.element_size(), backward=True)
     kpm_arg = q if kpm is None else kpm
-    delta = torch.empty(B, H, T, device=q.device, dtype=torch.float32)
-    _bwd_delta_kernel[(triton.cdiv(T, bs), B * H)](
-        o, do, delta, *_strides(o), *_strides(do), T, H, BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"],
-    )
-
     chunk = _chunk_blocks(options, layout, B)
     kv_plan = cached_work_plan(layout.kv_ptr, chunk, options.order)
     q_plan = cached_work_plan(layout.q_ptr, chunk, options.order)
     gq, gk = kv_plan.num_groups, q_plan.num_groups
-    # One zero fill for the split rows' dQ and the split columns' dK and dV accumulators.
-    acc = torch.zeros(B, gq + 2 * gk, bs, D, device=q.device, dtype=torch.float32)
-    dq = torch.empty_like(q)
-    _bwd_dq_kernel[(kv_plan.num_items * B,)](
-        q, k, v, do, lse, delta, kpm_arg, dq, acc,
-        kv_plan.item_row, kv_plan.item_start, kv_plan.item_end, kv_plan.item_group, layout.kv_idx,
-        scale, scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(do), *_strides(dq),
-        T, H, nb, B, gq + 2 * gk, **consts, **_index_constants(kv_plan, options), **config,
-    )
-    dk, dv = torch.empty_like(k), torch.empty_like(v)
-    _bwd_dkdv_kernel[(q_plan.num_items * B,)](
-        q, k, v, do, lse, delta, kpm_arg, dk, dv, acc[:, gq:], acc[:, gq + gk:],
-        q_plan.item_row, q_plan.item_start, q_plan.item_end, q_plan.item_group, layout.q_idx,
-        scale, scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(do),
-        *_strides(dk), *_strides(dv), T, H, nb, B, gq + 2 * gk,
-        **consts, **_index_constants(q_plan, options), **_dkdv_config(config, options),
-    )
-    if gq + gk:
-        _bwd_scatter_kernel[((gq + 2 * gk) * B,)](
-            acc, dq, dk, dv, kv_plan.group_row, q_plan.group_row, *_strides(dq), *_strides(dk), *_strides(dv),
-            T, nb, B, gq, gk, BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"],
-        )
+    # Every allocation before the first launch: the accumulators of the split rows' dQ and the
+    # split columns' dK and dV are zero between calls because the scatter launch re-zeroes them.
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    delta = scratch("bwd_delta", (B, H, T), f32, dev)
+    acc = scratch("bwd_acc", (B, gq + 2 * gk, bs, D), f32, dev, zero=True)
+    with scratch_guard():
+        _BWD_DELTA((triton.cdiv(T, bs), B * H),
+                   o, do, delta, *_strides(o), *_strides(do), T, H, BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"])
+        _BWD_DQ((kv_plan.num_items * B,),
+                q, k, v, do, lse, delta, kpm_arg, dq, acc,
+                kv_plan.item_row, kv_plan.item_start, kv_plan.item_end, kv_plan.item_group, layout.kv_idx,
+                scale, scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(do), *_strides(dq),
+                T, H, nb, B, gq + 2 * gk, **consts, **_index_constants(kv_plan, options), **config)
+        _BWD_DKDV((q_plan.num_items * B,),
+                  q, k, v, do, lse, delta, kpm_arg, dk, dv, acc[:, gq:], acc[:, gq + gk:],
+                  q_plan.item_row, q_plan.item_start, q_plan.item_end, q_plan.item_group, layout.q_idx,
+                  scale, scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(do),
+                  *_strides(dk), *_strides(dv), T, H, nb, B, gq + 2 * gk,
+                  **consts, **_index_constants(q_plan, options), **_dkdv_config(config, options))
+        if gq + gk:
+            _BWD_SCATTER(((gq + 2 * gk) * B,),
+                         acc, dq, dk, dv, kv_plan.group_row, q_plan.group_row, *_strides(dq), *_strides(dk),
+                         *_strides(dv), T, nb, B, gq, gk, BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"])
     return dq, dk, dv
 
 

@@ -69,3 +69,25 @@ def test_gpu_forward_and_backward_are_sync_free_and_capture_in_a_cuda_graph(vari
     torch.cuda.synchronize()
     for name, a, b in zip(("out", "dq", "dk", "dv"), got, want):
         torch.testing.assert_close(a, b, atol=2e-2, rtol=2e-2, msg=lambda m, n=name: f"{n}: {m}")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(DEVICE != "cuda", reason="needs CUDA (compiled kernels)")
+def test_gpu_direct_launches_give_the_jit_launches_numbers():
+    """The second call launches every kernel through its cached compiled kernel
+    (``triton_launch.KernelLauncher``), with bitwise the first call's results (no split rows at
+    this size and batch: every block is stored directly, deterministically)."""
+    from bigbird_dna.attention import triton_kernels
+
+    seq, heads = 2048, 4
+    pattern = preset("bigbird_itc", **PRESET_PARAMS["bigbird_itc"])
+    layout = pattern.build(heads, num_blocks_for(seq, 64), 64, seed=1, layer=0, device="cuda")
+    q, k, v = make_qkv(2, heads, seq, 64, dtype=torch.bfloat16)
+    grad_out = torch.randn(q.shape, device="cuda", dtype=torch.bfloat16)
+    launchers = [triton_kernels._FWD, triton_kernels._BWD_DELTA, triton_kernels._BWD_DQ, triton_kernels._BWD_DKDV]
+    first = outputs_and_grads(triton_block_sparse_attention, q, k, v, layout, None, grad_out, chunk_blocks=64)
+    before = [launch.direct_launches for launch in launchers]
+    second = outputs_and_grads(triton_block_sparse_attention, q, k, v, layout, None, grad_out, chunk_blocks=64)
+    assert all(launch.direct_launches > n for launch, n in zip(launchers, before))
+    for name, a, b in zip(("out", "dq", "dk", "dv"), first, second):
+        assert torch.equal(a, b), name

@@ -26,9 +26,9 @@ from bigbird_dna.attention.triton_kernels import (  # noqa: E402
     INDEX_MODES,
     VARIANTS,
     KernelOptions,
-    _index_from_data,
     triton_block_sparse_attention,
 )
+from bigbird_dna.attention.triton_launch import _index_from_data  # noqa: E402
 from bigbird_dna.attention.triton_schedule import cached_work_plan  # noqa: E402
 from bigbird_dna.errors import InputError  # noqa: E402
 
