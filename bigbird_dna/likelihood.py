@@ -54,7 +54,7 @@ BASES = frozenset("ACGT")
 class MaskedLanguageModel(Protocol):
     """What scoring reads from a model: a :class:`~bigbird_dna.pretrained.BigBirdDNA` of an MLM export.
 
-    ``module.encoder(input_ids [B, T], attention_mask [B, T]) -> hidden [B, T, H]`` and
+    ``module.encoder(input_ids [B, T], None) -> hidden [B, T, H]`` (scored rows are never padded) and
     ``module.head(hidden [N, H]) -> logits [N, vocab]``; ``encode`` gives ``[CLS] tokens [SEP]``
     right-padded and refuses a sequence longer than the model's context.
     """
@@ -124,7 +124,7 @@ def _masked_log_probs(model: MaskedLanguageModel, seqs: list[str], jobs: list[tu
                 for row, j in enumerate(chunk):
                     targets[row, [t + 1 for t in jobs[j][1]]] = True
                 masked = rows.masked_fill(targets, model.tokenizer.mask_id).to(model.device)
-                hidden = model.module.encoder(masked, torch.ones_like(masked, dtype=torch.bool))
+                hidden = model.module.encoder(masked, None)  # every token real: no key-padding path
                 logits = model.module.head(hidden[targets.to(model.device)]).float()  # [masked, vocab]
                 logp = logits.log_softmax(-1).gather(-1, rows[targets].to(model.device)[:, None])[:, 0].cpu()
                 for j, part in zip(chunk, logp.split([len(jobs[j][1]) for j in chunk])):

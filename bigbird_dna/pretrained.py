@@ -52,7 +52,7 @@ from bigbird_dna.predict.driver import (
     score_windows,
 )
 from bigbird_dna.tokenizer import DNATokenizer
-from bigbird_dna.tokenizer.specials import encode_with_specials
+from bigbird_dna.tokenizer.specials import encode_with_specials, padding_mask_or_none
 
 Pool = Literal["mean", "cls"] | None
 # Lists at least this long get a progress bar when ``progress=None``.
@@ -169,7 +169,9 @@ class BigBirdDNA:
         for batch in self._batches(seqs, batch_size, progress, "embedding"):
             ids, mask = self.encode(batch)
             with torch.inference_mode(), self._autocast():
-                hidden = self.module.encoder(ids.to(self.device), mask.to(self.device))
+                device_mask = padding_mask_or_none(mask)
+                device_mask = None if device_mask is None else device_mask.to(self.device)
+                hidden = self.module.encoder(ids.to(self.device), device_mask)
             hidden = hidden.float().cpu()  # [B, T, hidden]
             if pool is None:
                 states.append((hidden, mask))

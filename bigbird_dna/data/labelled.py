@@ -18,7 +18,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from bigbird_dna.data.baselines import baseline_settings, run_baselines
-from bigbird_dna.data.loaders import check_loader_settings
+from bigbird_dna.data.loaders import DropsFullPaddingMasks, check_loader_settings
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.tokenizer import DNATokenizer
@@ -93,7 +93,7 @@ class LabelledSequenceCollator:
                 "labels": torch.as_tensor(np.stack(labels), dtype=torch.float32)}
 
 
-class LabelledDataModule(L.LightningDataModule):
+class LabelledDataModule(DropsFullPaddingMasks, L.LightningDataModule):
     """Train/val/test datasets of ``(seq, labels)`` items, batched by :class:`LabelledSequenceCollator`.
 
     The tokenizer is attached after construction (:meth:`attach_tokenizer`), because a model

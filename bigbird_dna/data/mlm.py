@@ -25,6 +25,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from bigbird_dna.data.loaders import (
+    DropsFullPaddingMasks,
     ResumableLoader,
     batches_done,
     check_loader_settings,
@@ -53,7 +54,7 @@ def token_counts(tokenizer: DNATokenizer, seqs: list[str]) -> torch.Tensor:
     return torch.bincount(torch.tensor(ids, dtype=torch.long), minlength=tokenizer.vocab_size)
 
 
-class GenomeMLMDataModule(L.LightningDataModule):
+class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
     """MLM data from one genome FASTA (``conf/data/genome.yaml``).
 
     Set up in two steps: the constructor prepares the genome, resolves the splits and builds the

@@ -4,7 +4,10 @@ every layer; see :mod:`bigbird_dna.model.rotary`) or the paper's learned absolut
 to the token embeddings (``absolute``).
 
 Shapes: ``input_ids`` and ``attention_mask`` are ``[batch, seq]``; hidden states are
-``[batch, seq, hidden]``. ``attention_mask`` is True for real tokens and False for padding.
+``[batch, seq, hidden]``. ``attention_mask`` is True for real tokens and False for padding;
+``None`` means every token is real (as in Hugging Face models), which lets attention skip the
+key-padding path. :func:`~bigbird_dna.tokenizer.specials.padding_mask_or_none` makes that choice on the host, before a batch
+moves to the GPU, where checking the mask would cost a device sync.
 
 Attention goes through one function, :func:`bigbird_dna.attention.block_sparse_attention`, so the
 Triton kernel and the PyTorch backend are interchangeable (``model.attention.backend``).
@@ -39,7 +42,8 @@ class BlockSparseSelfAttention(nn.Module):
         self.layouts = layouts
         self.rotary = RotaryEmbedding(config.head_dim) if config.position == "rope" else None
 
-    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor | None,
+                rows: torch.Tensor | None = None) -> torch.Tensor:
         """``x [B, T, hidden]`` -> ``[B, T, hidden]``, or ``[B, R, hidden]`` for the query tokens
         ``rows [R]`` only (every token is still a key; see :meth:`BigBirdEncoder.forward`)."""
         batch, seq, hidden = x.shape
@@ -71,9 +75,10 @@ class LocalConvolution(nn.Module):
         self.depthwise = nn.Conv1d(size, size, config.conv_kernel, padding=config.conv_kernel // 2, groups=size)
         self.pointwise = nn.Linear(size, size)
 
-    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """``x [B, T, H]``, ``attention_mask [B, T]`` (True = real token) -> ``[B, T, H]``."""
-        x = x * attention_mask.unsqueeze(-1).to(x.dtype)
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        """``x [B, T, H]``, ``attention_mask [B, T]`` (True = real token; None: all) -> ``[B, T, H]``."""
+        if attention_mask is not None:
+            x = x * attention_mask.unsqueeze(-1).to(x.dtype)
         return self.pointwise(nn.functional.gelu(self.depthwise(x.transpose(1, 2)).transpose(1, 2)))
 
 
@@ -108,7 +113,8 @@ class EncoderLayer(nn.Module):
         self.mlp = FeedForward(config)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, attention_mask: torch.Tensor | None,
+                rows: torch.Tensor | None = None) -> torch.Tensor:
         """``x [B, T, hidden]`` -> the same, or the tokens ``rows [R]`` only: ``[B, R, hidden]``."""
         if self.conv is not None:
             x = x + self.dropout(self.conv(self.conv_norm(x), attention_mask))
@@ -159,6 +165,10 @@ class BigBirdEncoder(nn.Module):
                 rows: torch.Tensor | None = None) -> torch.Tensor:
         """Encode ``input_ids [B, T]``; returns hidden states ``[B, T, hidden]``.
 
+        ``attention_mask [B, T]``: True for real tokens; ``None``: every token is real (no padding),
+        which skips the key-padding path (see
+        :func:`~bigbird_dna.tokenizer.specials.padding_mask_or_none`).
+
         ``rows``: int64 ``[R]`` token positions (0-based) whose final states are all the caller
         needs, e.g. ``[0]`` for a ``[CLS]`` classifier. The last layer then computes attention
         queries, feed-forward and norm for those tokens only and ``[B, R, hidden]`` comes back, equal
@@ -169,8 +179,6 @@ class BigBirdEncoder(nn.Module):
         if seq > self.config.max_positions:
             raise InputError(f"sequence of {seq} tokens is longer than model.max_positions="
                              f"{self.config.max_positions}; shorten the window or raise max_positions.")
-        if attention_mask is None:
-            attention_mask = input_ids != self.config.pad_id
         x = self.token_embedding(input_ids)
         if self.position_embedding is not None:
             x = x + self.position_embedding(torch.arange(seq, device=input_ids.device))
@@ -178,7 +186,8 @@ class BigBirdEncoder(nn.Module):
         extra = 0 if self.global_tokens is None else self.global_tokens.shape[0]
         if extra:
             x = torch.cat([self.global_tokens.expand(x.shape[0], -1, -1), x], dim=1)
-            attention_mask = torch.cat([attention_mask.new_ones(x.shape[0], extra), attention_mask], dim=1)
+            if attention_mask is not None:
+                attention_mask = torch.cat([attention_mask.new_ones(x.shape[0], extra), attention_mask], dim=1)
         recompute = self.config.checkpoint_layers and self.training and torch.is_grad_enabled()
         last_rows = rows if extra == 0 else None
         for i, layer in enumerate(self.layers):

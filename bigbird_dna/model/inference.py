@@ -49,13 +49,14 @@ class SequenceClassifier(nn.Module):
         self.head = ClassificationHead(config.hidden_size, num_labels, dropout=head.get("dropout", config.dropout),
                                        hidden_size=head.get("hidden_size"), pooling=head.get("pooling", "cls"))
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """Logits ``[B, num_labels]`` for ``input_ids``/``attention_mask [B, T]``. A ``cls`` head reads
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        """Logits ``[B, num_labels]`` for ``input_ids``/``attention_mask [B, T]`` (``None``: no
+        padding; see :func:`~bigbird_dna.model.encoder.padding_mask_or_none`). A ``cls`` head reads
         position 0 only, so the last layer computes that token alone (``BigBirdEncoder.forward``'s
         ``rows``): about a third less work for the tiny model, the same logits up to rounding."""
         if self.head.pool.pooling == "cls":
             cls_row = torch.zeros(1, dtype=torch.long, device=input_ids.device)
-            return self.head(self.encoder(input_ids, attention_mask, rows=cls_row), attention_mask[:, :1])
+            return self.head(self.encoder(input_ids, attention_mask, rows=cls_row))
         return self.head(self.encoder(input_ids, attention_mask), attention_mask)
 
     def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
@@ -65,7 +66,7 @@ class SequenceClassifier(nn.Module):
         return torch.softmax(logits, dim=-1) if self.softmax else torch.sigmoid(logits)
 
     @torch.inference_mode()
-    def predict_proba(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    def predict_proba(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         """Probabilities ``[B, num_labels]`` (float32)."""
         return self.probabilities(self(input_ids, attention_mask))
 
@@ -79,8 +80,8 @@ class MaskedLanguageModel(nn.Module):
         self.encoder = BigBirdEncoder(config)
         self.head = MLMHead(config, self.encoder.token_embedding)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """Logits ``[B, T, vocab]`` for every position."""
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        """Logits ``[B, T, vocab]`` for every position (``attention_mask`` None: no padding)."""
         return self.head(self.encoder(input_ids, attention_mask))
 
 

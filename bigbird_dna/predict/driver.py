@@ -33,7 +33,7 @@ from bigbird_dna.model.export import Export
 from bigbird_dna.model.inference import SequenceClassifier, classifier_from_export
 from bigbird_dna.predict.tiling import ScanWindow
 from bigbird_dna.tokenizer import DNATokenizer
-from bigbird_dna.tokenizer.specials import encode_with_specials
+from bigbird_dna.tokenizer.specials import encode_with_specials, padding_mask_or_none
 
 STRAND_CHOICES = {"both": ("+", "-"), "+": ("+",), "-": ("-",)}
 COMBINE_CHOICES = ("mean", "max", "per-strand")
@@ -98,7 +98,7 @@ def score_windows(model: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], t
     """Score windows in batches; yields ``(window, scores [num_outputs])`` in input order.
 
     Args:
-        model: ``(input_ids [B, T], attention_mask [B, T]) -> [B, num_outputs]``, e.g.
+        model: ``(input_ids [B, T], attention_mask [B, T] or None) -> [B, num_outputs]``, e.g.
             ``SequenceClassifier.predict_proba``; called under ``torch.inference_mode``.
         tokenizer: the model's tokenizer (``[CLS] seq [SEP]``, as in training).
         windows: e.g. :func:`iter_windows`.
@@ -110,8 +110,10 @@ def score_windows(model: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], t
     batches = _prefetch(_batches(iter(windows), tokenizer, batch_size, max_tokens), depth=4)
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
     for batch, ids, mask in batches:
+        mask = padding_mask_or_none(mask)  # on the host: full windows skip the key-padding path
         with torch.inference_mode(), autocast:
-            scores = model(ids.to(device, non_blocking=True), mask.to(device, non_blocking=True))
+            scores = model(ids.to(device, non_blocking=True),
+                           None if mask is None else mask.to(device, non_blocking=True))
         scores = scores.float().cpu()
         yield from zip(batch, scores)
 

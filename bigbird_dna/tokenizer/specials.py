@@ -90,3 +90,16 @@ def encode_with_specials(tokenizer: DNATokenizer, seqs: Sequence[str],
     ids[np.arange(lengths.size), lengths + 1] = tokenizer.sep_id
     input_ids = torch.from_numpy(ids)
     return input_ids, input_ids != tokenizer.pad_id, np.flatnonzero(full > body).tolist()
+
+
+def padding_mask_or_none(attention_mask: torch.Tensor | None) -> torch.Tensor | None:
+    """``None`` when ``attention_mask [B, T]`` is a CPU tensor marking every token real, else the mask.
+
+    Call it on a batch still on the CPU (data loaders, predict's batches): the encoder then runs the
+    attention kernels without a key-padding mask, which are faster (the masked kernels read the mask
+    for every key block) and give the same numbers. A mask already on a GPU is returned as it is:
+    deciding would need a device-to-host copy, a sync.
+    """
+    if attention_mask is not None and attention_mask.device.type == "cpu" and bool(attention_mask.all()):
+        return None
+    return attention_mask

@@ -60,3 +60,24 @@ def test_checkpointed_layers_give_the_same_outputs_and_gradients():
     assert sum(recomputed) < sum(kept) / 2  # the layers' activations are not kept
     assert torch.equal(got_out, want_out)
     torch.testing.assert_close(got_grad, want_grad, atol=1e-6, rtol=1e-6)
+
+
+def test_triton_no_padding_path_gives_the_all_true_mask_numbers():
+    """``attention_mask=None`` runs the kernels compiled without ``HAS_KPM`` (the path a batch
+    without padding takes); they must agree with the masked kernels given an all-True mask."""
+    pytest.importorskip("triton")
+    device = triton_device()
+    config = EncoderConfig(vocab_size=40, hidden_size=32, num_layers=2, num_heads=2, intermediate_size=64,
+                           max_positions=512, dropout=0.0, attention={"block_size": 16, "backend": "triton"})
+    torch.manual_seed(0)
+    encoder = BigBirdEncoder(config).to(device)
+    ids = torch.randint(5, 40, (2, 224), generator=torch.Generator().manual_seed(1)).to(device)
+    results = []
+    for mask in (torch.ones_like(ids, dtype=torch.bool), None):
+        encoder.zero_grad()
+        out = encoder(ids, mask)
+        out.square().sum().backward()
+        results.append((out.detach().cpu(), encoder.layers[0].attn.qkv.weight.grad.cpu()))
+    (want_out, want_grad), (got_out, got_grad) = results
+    torch.testing.assert_close(got_out, want_out, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(got_grad, want_grad, atol=1e-4, rtol=1e-4)

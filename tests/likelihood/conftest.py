@@ -45,12 +45,13 @@ class _MarkovOracleEncoder(torch.nn.Module):
         super().__init__()
         self.source, self.vocab_size, self.mask_id = source, vocab_size, mask_id
 
-    def forward(self, ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         hidden = torch.zeros(*ids.shape, self.vocab_size)
         for row in range(len(ids)):
             masked = (ids[row] == self.mask_id).nonzero()[:, 0].tolist()
             assert len(masked) == 1, f"per-base scoring must mask one token per row, got {masked}"
-            body = ids[row, 1:int(attention_mask[row].sum()) - 1].tolist()  # between [CLS] and [SEP]
+            length = ids.shape[1] if attention_mask is None else int(attention_mask[row].sum())  # None: no padding
+            body = ids[row, 1:length - 1].tolist()  # between [CLS] and [SEP]
             seq = "".join(ALPHABET[i - FIRST_BASE_ID] if i != self.mask_id else "A" for i in body)
             logp = markov_masked_log_probs(self.source, seq, [masked[0] - 1])[0]
             hidden[row, masked[0]] = float("-inf")
