@@ -40,6 +40,7 @@ from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.hf import write_hf_export
 from bigbird_dna.likelihood import Likelihoods, masked_likelihoods
 from bigbird_dna.model.config import EncoderConfig
+from bigbird_dna.model.cuda_graphs import GraphedForward
 from bigbird_dna.model.export import Export, load_export
 from bigbird_dna.model.inference import model_from_export
 from bigbird_dna.model.model_card import portable_tree
@@ -70,9 +71,11 @@ class BigBirdDNA:
             (:class:`~bigbird_dna.model.inference.SequenceClassifier` or
             :class:`~bigbird_dna.model.inference.MaskedLanguageModel`; ``module.encoder`` is the encoder).
         device: where it runs; ``precision``: ``"bf16"`` (autocast, GPU) or ``"fp32"``.
+        cuda_graphs: on a GPU, :meth:`embed` and :meth:`predict` replay batches of a shape seen
+            before from a CUDA graph (:class:`~bigbird_dna.model.cuda_graphs.GraphedForward`).
     """
 
-    def __init__(self, export: Export, device: str = "auto", precision: str = "auto"):
+    def __init__(self, export: Export, device: str = "auto", precision: str = "auto", cuda_graphs: bool = True):
         self.export = export
         self.task: str = export.task
         self.config = EncoderConfig.from_dict(export.model_config)
@@ -80,17 +83,23 @@ class BigBirdDNA:
         self.device = resolve_device(device)
         self.precision = resolve_precision(precision, self.device)
         self.module = model_from_export(export).to(self.device)
+        self.cuda_graphs = cuda_graphs
+        graphed = GraphedForward if cuda_graphs else (lambda fn: fn)
+        self._encoder = graphed(self.module.encoder)
+        self._predict_proba = graphed(self.module.predict_proba) if hasattr(self.module, "predict_proba") else None
 
     @classmethod
-    def from_pretrained(cls, path: str | os.PathLike, device: str = "auto", precision: str = "auto") -> "BigBirdDNA":
+    def from_pretrained(cls, path: str | os.PathLike, device: str = "auto", precision: str = "auto",
+                        cuda_graphs: bool = True) -> "BigBirdDNA":
         """Load a folder written by :meth:`save_pretrained` or a training run's ``export/``.
 
         Args:
             path: the folder (``config.json``, ``tokenizer.json``, ``model.safetensors`` or ``model.pt``).
             device: ``"auto"`` (CUDA if there is a GPU), ``"cpu"``, ``"cuda"``, ``"cuda:N"``.
             precision: ``"auto"`` (bf16 autocast on GPU, fp32 on CPU), ``"bf16"`` or ``"fp32"``.
+            cuda_graphs: replay repeated batch shapes from CUDA graphs on a GPU (see the class).
         """
-        return cls(load_export(path), device=device, precision=precision)
+        return cls(load_export(path), device=device, precision=precision, cuda_graphs=cuda_graphs)
 
     def save_pretrained(self, path: str | os.PathLike) -> Path:
         """Write ``model.safetensors``, ``config.json``, ``tokenizer.json`` (HF-compatible),
@@ -171,7 +180,7 @@ class BigBirdDNA:
             with torch.inference_mode(), self._autocast():
                 device_mask = padding_mask_or_none(mask)
                 device_mask = None if device_mask is None else device_mask.to(self.device)
-                hidden = self.module.encoder(ids.to(self.device), device_mask)
+                hidden = self._encoder(ids.to(self.device), device_mask)
             hidden = hidden.float().cpu()  # [B, T, hidden]
             if pool is None:
                 states.append((hidden, mask))
@@ -225,7 +234,7 @@ class BigBirdDNA:
                               ambiguous_fraction(seq))
                    for batch in self._batches(seqs, batch_size, progress, "predicting")
                    for i, seq in enumerate(batch) for strand in chosen)
-        scored = score_windows(self.module.predict_proba, self.tokenizer, windows, batch_size,
+        scored = score_windows(self._predict_proba, self.tokenizer, windows, batch_size,
                                self.config.max_positions, self.device, self.precision)
         rows = [scores for _, _, _, scores in combine_strands(scored, chosen, "mean")]
         probs = torch.stack(rows) if rows else torch.empty(0, self.num_labels)

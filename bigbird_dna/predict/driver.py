@@ -29,6 +29,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import torch
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.model.cuda_graphs import GraphedForward
 from bigbird_dna.model.export import Export
 from bigbird_dna.model.inference import SequenceClassifier, classifier_from_export
 from bigbird_dna.predict.tiling import ScanWindow
@@ -172,6 +173,7 @@ class Scan:
     combine: str
     device: torch.device
     precision: str
+    cuda_graphs: bool = True
 
     @classmethod
     def from_args(cls, export: Export, args: argparse.Namespace) -> "Scan":
@@ -183,7 +185,11 @@ class Scan:
         device = resolve_device(args.device)
         model = classifier_from_export(export).to(device)
         return cls(export, model, window, STRAND_CHOICES[args.strands], args.combine, device,
-                   resolve_precision(args.precision, device))
+                   resolve_precision(args.precision, device), getattr(args, "cuda_graphs", True))
+
+    def __post_init__(self) -> None:
+        # On a GPU, batches of the scan's one shape replay a CUDA graph (model/cuda_graphs.py).
+        self.forward = GraphedForward(self.model.predict_proba) if self.cuda_graphs else self.model.predict_proba
 
     def rows(self, windows: Iterable[ScanWindow], batch_size: int,
              dtype: torch.dtype = torch.float32) -> Iterator[tuple[int, ScanWindow, str, torch.Tensor]]:
@@ -194,7 +200,7 @@ class Scan:
 
     def scored(self, windows: Iterable[ScanWindow], batch_size: int) -> Iterator[tuple[ScanWindow, torch.Tensor]]:
         """``(window, scores)`` of every window, in order (:func:`score_windows`)."""
-        return score_windows(self.model.predict_proba, self.export.tokenizer, windows, batch_size,
+        return score_windows(self.forward, self.export.tokenizer, windows, batch_size,
                              self.model.config.max_positions, self.device, self.precision)
 
 

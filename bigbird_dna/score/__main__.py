@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> Path:
     regions = [parse_region(text, lengths) for text in args.region]
     if args.bed:
         regions += [check_region(r, lengths, f"{args.bed} ({r.record}:{r.start}-{r.end})") for r in read_bed(args.bed)]
-    model = BigBirdDNA.from_pretrained(args.model, device=args.device, precision=args.precision)
+    model = BigBirdDNA.from_pretrained(args.model, device=args.device, precision=args.precision,
+                                       cuda_graphs=args.cuda_graphs)
     if model.task != "mlm" or model.num_labels:
         raise InputError(f"{args.model} is a '{model.task}' model; a likelihood track needs an MLM export "
                          "(a pretraining run's export/).")

@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> Path:
     from bigbird_dna.variants.windows import fits, variant_windows
 
     genome = Genome(prepare_genome(args.fasta))
-    model = BigBirdDNA.from_pretrained(args.model, device=args.device, precision=args.precision)
+    model = BigBirdDNA.from_pretrained(args.model, device=args.device, precision=args.precision,
+                                       cuda_graphs=args.cuda_graphs)
     window = default_window(model, args.window)
     counts, mismatches, too_long = ReadCounts(), [], 0
     settings = {"model": Path(args.model).resolve(), "task": model.task, "window": window, "strands": "both",
