@@ -1,12 +1,15 @@
 """How fast the prediction pipeline runs without a model: the rate a GPU scan can be fed at.
 
-    python benchmarks/scan_pipeline.py [--size-mbp 20] [--batch-sizes 16 256]
+    python benchmarks/scan_pipeline.py [--size-mbp 20] [--batch-sizes 16 256] [--tokenizers char kmer6]
+                                       [--workers 0 2]
 
 Writes a random ``--size-mbp`` FASTA (one record, 60-bp lines) and runs ``predict``'s pipeline over
 it with a model that returns zeros at once: streaming the FASTA in chunks, cutting 500-bp windows
 at stride 500 on both strands (reverse complements included), tokenizing them with the char
-tokenizer on the background thread, batching, and combining the two strands' rows
+tokenizer (or non-overlapping 6-mers, ``kmer6``) on the background thread, or on ``--workers``
+tokenizer processes, batching, and combining the two strands' rows
 (:func:`~bigbird_dna.predict.tiling.iter_windows`, :func:`~bigbird_dna.predict.driver.score_windows`,
+:func:`~bigbird_dna.predict.batching.window_batches`,
 :func:`~bigbird_dna.predict.driver.combine_strands`). Mbp/min counts forward-strand bases, as a
 both-strand scan target does (e.g. 0.5 Gbp/min = 500 Mbp/min on one H100). Writing the TSV is
 not included. Results: ``benchmarks/results/scan_pipeline.json``; run it on an idle machine.
@@ -31,7 +34,9 @@ from benchmarks.genome_scale import RESULTS, WINDOW_BP, machine  # noqa: E402
 from bigbird_dna.predict.driver import combine_strands, score_windows  # noqa: E402
 from bigbird_dna.predict.tiling import iter_windows  # noqa: E402
 from bigbird_dna.runtime.atomic import write_text_atomic  # noqa: E402
-from bigbird_dna.tokenizer.fixed import char_tokenizer  # noqa: E402
+from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer  # noqa: E402
+
+TOKENIZERS = {"char": char_tokenizer, "kmer6": lambda: kmer_tokenizer(6)}
 
 
 def write_random_fasta(path: Path, size_bp: int, seed: int = 0) -> Path:
@@ -51,33 +56,37 @@ def no_model(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Ten
     return torch.zeros(input_ids.shape[0], 1)
 
 
-def run(fasta: Path, batch_size: int) -> dict:
+def run(fasta: Path, batch_size: int, tokenizer: str = "char", workers: int = 0) -> dict:
     """One pass of the pipeline over ``fasta``; its time and counts."""
     started = time.perf_counter()
     windows = iter_windows([fasta], WINDOW_BP, WINDOW_BP, ("+", "-"))
-    scored = score_windows(no_model, char_tokenizer(), windows, batch_size, WINDOW_BP + 2, torch.device("cpu"))
+    scored = score_windows(no_model, TOKENIZERS[tokenizer](), windows, batch_size, WINDOW_BP + 2,
+                           torch.device("cpu"), workers=workers)
     rows = bases = 0
     for _, window, _, _ in combine_strands(scored, ("+", "-"), "mean"):
         rows += 1
         bases += window.end - window.start
     seconds = time.perf_counter() - started
-    return {"batch_size": batch_size, "seconds": round(seconds, 2), "rows": rows, "bases": bases,
-            "mbp_per_min": round(bases / 1e6 / seconds * 60, 1)}
+    return {"tokenizer": tokenizer, "workers": workers, "batch_size": batch_size, "seconds": round(seconds, 2),
+            "rows": rows, "bases": bases, "mbp_per_min": round(bases / 1e6 / seconds * 60, 1)}
 
 
 def main(argv: list[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mbp", type=float, default=20.0)
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[16, 256])
+    parser.add_argument("--tokenizers", nargs="+", choices=sorted(TOKENIZERS), default=["char"])
+    parser.add_argument("--workers", type=int, nargs="+", default=[0], help="tokenizer processes (0: a thread)")
     parser.add_argument("--out", default=str(RESULTS / "scan_pipeline.json"))
     args = parser.parse_args(argv)
     before = machine()
     with tempfile.TemporaryDirectory() as tmp:
         fasta = write_random_fasta(Path(tmp) / "random.fa", int(args.size_mbp * 1e6))
-        runs = [run(fasta, batch_size) for batch_size in args.batch_sizes]
+        runs = [run(fasta, batch_size, tokenizer, workers) for tokenizer in args.tokenizers
+                for workers in args.workers for batch_size in args.batch_sizes]
     result = {"benchmark": "scan_pipeline", "what": "predict's pipeline with a zero-cost model (module docstring)",
               "size_mbp": args.size_mbp, "window_bp": WINDOW_BP, "stride_bp": WINDOW_BP, "strands": "both",
-              "tokenizer": "char", "runs": runs, "torch_threads": torch.get_num_threads(),
+              "runs": runs, "torch_threads": torch.get_num_threads(),
               "machine_before": before, "machine_after": machine()}
     path = Path(args.out)
     write_text_atomic(path, json.dumps(result, indent=2) + "\n")

@@ -2,4 +2,5 @@
 
 from bigbird_dna.predict.cli import main
 
-main()
+if __name__ == "__main__":  # not again in a spawned tokenizer worker
+    main()

@@ -62,6 +62,14 @@ def predicting_tasks() -> list[str]:
     return sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_") and p.stem not in NOT_PREDICTORS)
 
 
+def _workers(text: str) -> str | int:
+    if text == "auto":
+        return text
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: give auto or a number of processes (0 = none)")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     text = plain_help(__doc__)
     parser = argparse.ArgumentParser(prog="bigbird-dna-predict", description=text.split("\n\n")[0],
@@ -95,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gzip", action="store_true",
                         help="write the TSV gzip-compressed, PREFIX.tsv.gz (also when --out-prefix ends in .tsv.gz)")
     parser.add_argument("--batch-size", type=int, default=16, help="windows per forward pass (default 16)")
+    parser.add_argument("--tokenizer-workers", default="auto", type=_workers,
+                        help="processes tokenizing windows: auto = none on CPU or for a per-character tokenizer, "
+                             "else up to 4 (a GPU outpaces one core of BPE/k-mer tokenization); or a number")
     add_device_arguments(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

@@ -10,8 +10,10 @@ streamed in chunks so that memory does not grow with the record's length.
 one row, their mean (or maximum), with strand ``.`` (:func:`combine_strands`); with
 ``--combine per-strand`` or one strand each strand is its own row.
 
-**One pass.** Windows are tokenized in a background thread while the model scores the previous
-batch, and scores come back in window order. The tokenization that feeds the model is also the
+**One pass.** Windows are tokenized in a background thread (and, for BPE or k-mer tokenizers on
+a GPU, on worker processes: :mod:`bigbird_dna.predict.batching`) while the model scores the
+previous batch, and scores come back in window order. On a GPU, batches are pinned, copied without
+blocking and replayed from a CUDA graph (:mod:`bigbird_dna.model.cuda_graphs`). The tokenization that feeds the model is also the
 check that a window fits the model's context: the first window that needs more tokens stops the
 scan with an :class:`InputError` naming it (windows are never truncated).
 """
@@ -19,9 +21,7 @@ scan with an :class:`InputError` naming it (windows are never truncated).
 from __future__ import annotations
 
 import argparse
-import queue
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Sequence
@@ -32,70 +32,18 @@ from bigbird_dna.errors import InputError
 from bigbird_dna.model.cuda_graphs import GraphedForward
 from bigbird_dna.model.export import Export
 from bigbird_dna.model.inference import SequenceClassifier, classifier_from_export
+from bigbird_dna.predict.batching import auto_workers, window_batches
 from bigbird_dna.predict.tiling import ScanWindow
 from bigbird_dna.tokenizer import DNATokenizer
-from bigbird_dna.tokenizer.specials import encode_with_specials, padding_mask_or_none
+from bigbird_dna.tokenizer.specials import padding_mask_or_none
 
 STRAND_CHOICES = {"both": ("+", "-"), "+": ("+",), "-": ("-",)}
 COMBINE_CHOICES = ("mean", "max", "per-strand")
 
 
-def long_window_message(record: str, start: int, end: int, strand: str, tokens: int, max_tokens: int) -> str:
-    """The error of a window that needs more than the model's ``max_tokens`` (0-based, half-open)."""
-    return (f"window {record}:{start}-{end} ({strand} strand, {end - start} bp) needs {tokens} tokens with [CLS] "
-            f"and [SEP], more than the model's {max_tokens}; lower --window (no output was written).")
-
-
-def _prefetch(items: Iterator, depth: int) -> Iterator:
-    """Run ``items`` in a background thread, ``depth`` ahead; its exceptions re-raise here."""
-    slots: queue.Queue = queue.Queue(maxsize=depth)
-    done, stop = object(), threading.Event()
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if stop.is_set():
-                    return
-                slots.put(item)
-            slots.put(done)
-        except BaseException as err:  # handed to the consumer
-            slots.put(err)
-
-    thread = threading.Thread(target=produce, daemon=True)
-    thread.start()
-    try:
-        while (item := slots.get()) is not done:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-
-
-def _with_end(items: Iterator) -> Iterator:
-    yield from items
-    yield None
-
-
-def _batches(windows: Iterator[ScanWindow], tokenizer: DNATokenizer, batch_size: int,
-             max_tokens: int) -> Iterator[tuple[list[ScanWindow], torch.Tensor, torch.Tensor]]:
-    batch: list[ScanWindow] = []
-    for window in _with_end(windows):  # a final None flushes the last, partial batch
-        if window is not None:
-            batch.append(window)
-        if batch and (window is None or len(batch) == batch_size):
-            ids, mask, truncated = encode_with_specials(tokenizer, [w.seq for w in batch], max_tokens)
-            if truncated:  # the first window too long for the model: stop before it is scored
-                w = batch[truncated[0]]
-                tokens = len(tokenizer.encode(w.seq)) + 2
-                raise InputError(long_window_message(w.record, w.start, w.end, w.strand, tokens, max_tokens))
-            yield batch, ids, mask
-            batch = []
-
-
-def score_windows(model: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], tokenizer: DNATokenizer,
+def score_windows(model: Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor], tokenizer: DNATokenizer,
                   windows: Iterable[ScanWindow], batch_size: int, max_tokens: int, device: torch.device,
-                  precision: str = "fp32") -> Iterator[tuple[ScanWindow, torch.Tensor]]:
+                  precision: str = "fp32", workers: int = 0) -> Iterator[tuple[ScanWindow, torch.Tensor]]:
     """Score windows in batches; yields ``(window, scores [num_outputs])`` in input order.
 
     Args:
@@ -107,16 +55,38 @@ def score_windows(model: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], t
         max_tokens: the model's context; a window that needs more is an :class:`InputError`.
         device: where the model lives.
         precision: ``"bf16"`` (autocast, CUDA) or ``"fp32"``.
+        workers: tokenizer processes (:func:`~bigbird_dna.predict.batching.window_batches`).
+
+    On a GPU the batches are pinned and copied without blocking, and the scores of a batch are
+    read back only after the next batch is queued, so the host prepares and the GPU computes at once.
     """
-    batches = _prefetch(_batches(iter(windows), tokenizer, batch_size, max_tokens), depth=4)
+    gpu = device.type == "cuda"
+    batches = window_batches(iter(windows), tokenizer, batch_size, max_tokens, workers, pin_memory=gpu)
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+    queued: tuple[list[ScanWindow], torch.Tensor, torch.cuda.Event | None] | None = None
     for batch, ids, mask in batches:
         mask = padding_mask_or_none(mask)  # on the host: full windows skip the key-padding path
         with torch.inference_mode(), autocast:
             scores = model(ids.to(device, non_blocking=True),
-                           None if mask is None else mask.to(device, non_blocking=True))
-        scores = scores.float().cpu()
-        yield from zip(batch, scores)
+                           None if mask is None else mask.to(device, non_blocking=True)).float()
+        if gpu:  # start the copy back; wait for it only after queuing the next batch
+            host = torch.empty(scores.shape, dtype=torch.float32, pin_memory=True)
+            host.copy_(scores, non_blocking=True)
+            done = torch.cuda.Event()
+            done.record()
+        else:
+            host, done = scores.cpu(), None
+        if queued is not None:
+            yield from _collected(*queued)
+        queued = (batch, host, done)
+    if queued is not None:
+        yield from _collected(*queued)
+
+
+def _collected(batch: list[ScanWindow], scores: torch.Tensor, done) -> Iterator[tuple[ScanWindow, torch.Tensor]]:
+    if done is not None:
+        done.synchronize()
+    yield from zip(batch, scores)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -174,18 +144,21 @@ class Scan:
     device: torch.device
     precision: str
     cuda_graphs: bool = True
+    workers: int = 0
 
     @classmethod
     def from_args(cls, export: Export, args: argparse.Namespace) -> "Scan":
         """Window (``--window`` or the export's ``predict_window_bp``), strands, device, precision,
-        and the export's classifier on that device."""
+        CUDA graphs, tokenizer processes, and the export's classifier on that device."""
         window = args.window or export.task_config.get("predict_window_bp")
         if not window:
             raise InputError(f"{export.path} does not record a prediction window; pass --window BP.")
         device = resolve_device(args.device)
         model = classifier_from_export(export).to(device)
+        workers = getattr(args, "tokenizer_workers", "auto")
+        workers = auto_workers(export.tokenizer, device) if workers == "auto" else int(workers)
         return cls(export, model, window, STRAND_CHOICES[args.strands], args.combine, device,
-                   resolve_precision(args.precision, device), getattr(args, "cuda_graphs", True))
+                   resolve_precision(args.precision, device), getattr(args, "cuda_graphs", True), workers)
 
     def __post_init__(self) -> None:
         # On a GPU, batches of the scan's one shape replay a CUDA graph (model/cuda_graphs.py).
@@ -201,7 +174,7 @@ class Scan:
     def scored(self, windows: Iterable[ScanWindow], batch_size: int) -> Iterator[tuple[ScanWindow, torch.Tensor]]:
         """``(window, scores)`` of every window, in order (:func:`score_windows`)."""
         return score_windows(self.forward, self.export.tokenizer, windows, batch_size,
-                             self.model.config.max_positions, self.device, self.precision)
+                             self.model.config.max_positions, self.device, self.precision, self.workers)
 
 
 class ScanProgress:

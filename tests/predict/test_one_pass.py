@@ -123,3 +123,14 @@ def test_a_window_too_long_for_the_model_stops_the_one_pass_at_the_first_one(tmp
     assert reads["bytes"] < 1.2 * fasta.stat().st_size
     assert tokenized["seqs"] <= 2 * 32  # windows 0..9000 (31), in whole batches of 4: none past the first too long
     assert not list(tmp_path.glob("out*")) and not list(tmp_path.glob(".out*"))
+
+
+def test_tokenizer_worker_processes_write_the_same_files(tmp_path, export):
+    fasta = write_fasta(tmp_path / "g.fa", _random_genome(60_000, seed=3))
+    outputs = []
+    for workers in ("0", "2"):
+        prefix = tmp_path / f"out{workers}"
+        main(["--model", str(export), str(fasta), "--out-prefix", str(prefix), "--window", "200",
+              "--stride", "150", "--device", "cpu", "--no-progress", "--tokenizer-workers", workers])
+        outputs.append([(prefix.parent / f"{prefix.name}{ext}").read_text().splitlines()[2:] for ext in (".tsv", ".bed")])
+    assert outputs[0] == outputs[1] and len(outputs[0][0]) > 300
