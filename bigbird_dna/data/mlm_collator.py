@@ -16,8 +16,10 @@ class MLMCollator:
 
     Batches are dicts of ``input_ids``, ``labels`` (``[B, T]`` int64), ``attention_mask``
     (``[B, T]`` bool, True for real tokens), ``label_bases`` (``[B, T]`` float32, bases spelled by
-    the original token at each position, 0 at special tokens), ``window_index`` (``[B]``, each
-    window's index in its epoch) and ``windows`` (``record:start-end`` plus strand, for logs and tests).
+    the original token at each position, 0 at special tokens), ``selected_index`` (``[N]`` int64,
+    the flat ``b * T + t`` positions whose label is scored, ascending: found here, on the host, the
+    loss gathers them without a device sync), ``window_index`` (``[B]``, each window's index in its
+    epoch) and ``windows`` (``record:start-end`` plus strand, for logs and tests).
 
     Each window is masked with its own generator, so its masks do not depend on the batch it
     lands in, the rank or worker that drew it, or a restart: with ``fixed_masks`` (validation)
@@ -75,6 +77,7 @@ class MLMCollator:
             "labels": labels,
             "label_bases": label_bases,
             "attention_mask": attention_mask,
+            "selected_index": (labels != IGNORE_INDEX).flatten().nonzero()[:, 0],
             "window_index": torch.tensor([item.get("index", -1) for item in items], dtype=torch.long),
             "windows": [f"{i['record']}:{i['start']}-{i['end']}{i.get('strand', '+')}" for i in items],
         }

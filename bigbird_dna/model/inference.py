@@ -51,7 +51,7 @@ class SequenceClassifier(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         """Logits ``[B, num_labels]`` for ``input_ids``/``attention_mask [B, T]`` (``None``: no
-        padding; see :func:`~bigbird_dna.model.encoder.padding_mask_or_none`). A ``cls`` head reads
+        padding; see :func:`~bigbird_dna.tokenizer.specials.padding_mask_or_none`). A ``cls`` head reads
         position 0 only, so the last layer computes that token alone (``BigBirdEncoder.forward``'s
         ``rows``): about a third less work for the tiny model, the same logits up to rounding."""
         if self.head.pool.pooling == "cls":

@@ -119,18 +119,24 @@ class MLMTask(EncoderTask):
         return self.head(self.encoder(input_ids, attention_mask))
 
     def _masked_loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, int]:
-        """Training objective: mean CE over every selected token; and accuracy at [MASK] inputs."""
+        """Training objective: mean CE over every selected token; and accuracy at [MASK] inputs.
+
+        Logits are computed for the selected positions only (``[N, vocab]``, not ``[B, T, vocab]``),
+        gathered by the collator's ``selected_index``: no device sync (a boolean index would be one).
+        """
         hidden = self.encoder(batch["input_ids"], batch["attention_mask"])
-        selected = batch["labels"] != IGNORE_INDEX
-        logits = self.head(hidden[selected]).float()  # only selected positions: [N, vocab]
-        labels = batch["labels"][selected]
-        if labels.numel() == 0:
+        index = batch.get("selected_index")
+        if index is None:  # a batch from elsewhere: find the positions here (a sync on a GPU)
+            index = (batch["labels"] != IGNORE_INDEX).flatten().nonzero()[:, 0]
+        if index.numel() == 0:
             zero = hidden.sum() * 0.0
             return zero, zero, 0
+        logits = self.head(hidden.flatten(0, 1).index_select(0, index)).float()  # [N, vocab]
+        labels = batch["labels"].flatten().index_select(0, index)
         loss = F.cross_entropy(logits, labels)
-        at_mask = batch["input_ids"][selected] == MASK_ID
-        acc = (logits.argmax(-1) == labels)[at_mask].float().mean() if at_mask.any() else loss.new_zeros(())
-        return loss, acc, labels.numel()
+        at_mask = batch["input_ids"].flatten().index_select(0, index) == MASK_ID
+        acc = ((logits.argmax(-1) == labels) & at_mask).sum() / at_mask.sum().clamp_min(1)
+        return loss, acc, index.numel()
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss, acc, count = self._masked_loss(batch)

@@ -117,3 +117,27 @@ def test_eval_tiles_cover_every_held_out_base_once():
     assert len(covered) == sum(e - s for _, s, e in tiles) == 1000 + 250 - 0  # no overlap, no gap
     assert tiles[3] == ("a", 1000, 1100)
     assert len(tile_regions(regions, window_bp=10, max_windows=7)) == 7
+
+
+def test_the_training_loss_gathers_the_collators_positions_and_equals_a_boolean_selection():
+    """``selected_index`` (found on the host, so the loss needs no device sync) picks exactly the
+    labelled positions; the loss and [MASK] accuracy equal those of a boolean selection."""
+    tokenizer = char_tokenizer()
+    seq = _markov_seq(4000, seed=1)
+    torch.manual_seed(0)
+    task = MLMTask({**MODEL, "vocab_size": tokenizer.vocab_size}, OPTIM).eval()
+    for batch in _batches(MLMCollator(tokenizer, 512, 0.3, fixed_masks=False), seq):
+        selected = batch["labels"] != IGNORE_INDEX
+        assert torch.equal(batch["selected_index"], selected.flatten().nonzero()[:, 0])
+        with torch.no_grad():
+            loss, acc, count = task._masked_loss(batch)
+            hidden = task.encoder(batch["input_ids"], batch["attention_mask"])
+            logits = task.head(hidden[selected]).float()
+            labels = batch["labels"][selected]
+            at_mask = batch["input_ids"][selected] == 4
+            want_loss = nn.functional.cross_entropy(logits, labels)
+            want_acc = (logits.argmax(-1) == labels)[at_mask].float().mean()
+            without_index = task._masked_loss({k: v for k, v in batch.items() if k != "selected_index"})
+        assert count == int(selected.sum()) > 0
+        torch.testing.assert_close(loss, want_loss) and torch.testing.assert_close(acc, want_acc)
+        torch.testing.assert_close(without_index[0], want_loss)
