@@ -3,11 +3,13 @@
     python benchmarks/gpu_suite_report.py env OUT/env.json [--dry-run]
     python benchmarks/gpu_suite_report.py merge OUT --stamp 2026-01-01-1200 [--dry-run]
 
-``merge`` reads ``OUT/steps.tsv`` (step, exit status, seconds), every step's JSON (and the -v log
-of the tests), writes ``OUT/gpu-<stamp>.json`` (copied to ``benchmarks/results/`` outside a dry
-run) with device, versions, clocks and commit, and prints a short table: one line per step, then
-the issue's targets as measured ratios. A step that timed out (status 124) or failed keeps
-whatever JSON it wrote before.
+``merge`` reads ``OUT/git.json`` (the commit and dirty flag the suite recorded before its first
+step), ``OUT/steps.tsv`` (step, exit status, seconds), every step's JSON (and the -v log of the
+tests), writes ``OUT/gpu-<stamp>.json`` (copied to ``benchmarks/results/`` outside a dry run) with
+device, versions, clocks, commit and dirty flag, and prints a short table: one line per step, the
+attention and training figures, then the target table (``targets.py``: each of the issue's
+targets met, not met or not measured), which the merged file holds too. A step that timed out
+(status 124) or failed keeps whatever JSON it wrote before.
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from benchmarks.targets import markdown, target_table  # noqa: E402
 
 # The runtime dependencies bigbird_dna imports (pyproject), by import name.
 RUNTIME_MODULES = ("torch", "triton", "lightning", "hydra", "omegaconf", "antlr4", "tokenizers", "pyfaidx", "Bio",
@@ -65,56 +69,21 @@ def count_test_outcomes(log: Path) -> dict:
 
 
 def attention_lines(data: dict | None) -> list[str]:
-    """Per (T, mask): our best variant's fwd+bwd ms and TFLOP/s, and each baseline's time over it."""
-    if not data:
-        return []
-    lines, configs = [], {}
-    for row in data.get("results", []):
-        configs.setdefault((row["batch"], row["seq"], row.get("key_padding_mask")), []).append(row)
-    for (batch, seq, mask), rows in configs.items():
-        timed = [r for r in rows if "fwd_bwd_ms" in r]
-        ours = [r for r in timed if r["method"].startswith("triton")]
-        if not ours:
+    """Per (B, T, mask): each timed row's eager and CUDA-graph fwd+bwd, spread and TFLOP/s."""
+    lines = []
+    for r in (data or {}).get("results", []):
+        head = f"B={r['batch']} T={r['seq']}{' mask' if r.get('key_padding_mask') else ''} {r['method']}"
+        if "fwd_bwd_ms" not in r:
+            lines.append(f"{head}: {'FAILED ' + r['failed'] if 'failed' in r else 'skipped: ' + str(r.get('skipped'))}")
             continue
-        best = min(ours, key=lambda r: r["fwd_bwd_ms"])
-        ratios = " ".join(f"{r['method']} {r['fwd_bwd_ms'] / best['fwd_bwd_ms']:.2f}x" for r in timed if r is not best)
-        lines.append(f"B={batch} T={seq}{' mask' if mask else ''}: best {best['method']} {best['fwd_bwd_ms']:.3f} ms "
-                     f"(fwd {best['fwd_tflops']:.0f}, bwd {best['bwd_tflops']:.0f} TFLOP/s); {ratios}")
+        spread = ((r.get("timing") or {}).get("fwd_bwd") or {}).get("spread_pct")
+        graph = (f", graph {r['graph_fwd_bwd_ms']:.3f} ms" if r.get("graph_fwd_bwd_ms")
+                 else f", graph failed: {r['graph_failed']}" if r.get("graph_failed") else "")
+        tflops = (f", fwd {r['fwd_tflops']:.0f} / bwd {r['bwd_tflops']:.0f} TFLOP/s"
+                  if r.get("fwd_tflops") and r.get("bwd_tflops") else "")
+        spread = "" if spread is None else f" (spread {spread:.1f}%)"
+        lines.append(f"{head}: eager {r['fwd_bwd_ms']:.3f} ms{spread}{graph}{tflops}")
     return lines
-
-
-def targets(attention: dict | None, train: dict | None, graph: dict | None = None) -> dict:
-    """The issue's targets as measured ratios (None where a row is missing)."""
-    found: dict = {}
-    rows = [r for r in (attention or {}).get("results", []) if "fwd_bwd_ms" in r and r["batch"] == 1]
-
-    def best(method_prefix: str, seq: int):
-        hits = [r for r in rows if r["method"].startswith(method_prefix) and r["seq"] == seq]
-        return min(hits, key=lambda r: r["fwd_bwd_ms"]) if hits else None
-
-    for seq in (4096, 16384, 65536):
-        ours = best("triton", seq)
-        if ours is None:
-            continue
-        for name, prefix in (("flex", "flex"), ("sdpa", "sdpa"), ("hf", "hf")):
-            other = best(prefix, seq)
-            if other is not None:
-                found[f"{name}_over_ours_{seq}"] = other["fwd_bwd_ms"] / ours["fwd_bwd_ms"]
-        if seq >= 16384:
-            found[f"ours_fwd_tflops_{seq}"], found[f"ours_bwd_tflops_{seq}"] = ours["fwd_tflops"], ours["bwd_tflops"]
-    big, small = best("triton", 65536), best("triton", 16384)
-    if big and small and big.get("peak_mib") and small.get("peak_mib"):
-        found["peak_memory_64k_over_16k"] = big["peak_mib"] / small["peak_mib"]
-    replays = [r for r in (graph or {}).get("results", []) if "graph_ms" in r]
-    for seq in sorted({r["seq"] for r in replays}):
-        ours = [r["graph_ms"] for r in replays if r["seq"] == seq and r["method"].startswith("triton")]
-        flex = [r["graph_ms"] for r in replays if r["seq"] == seq and r["method"] == "flex"]
-        if ours and flex:  # GPU time alone (CUDA-graph replays), no host in the way
-            found[f"flex_over_ours_graph_{seq}"] = min(flex) / min(ours)
-    for key, value in ((train or {}).get("summary") or {}).items():
-        if isinstance(value, float):
-            found[f"train_{key}"] = value
-    return found
 
 
 def merge(out: Path, stamp: str, dry_run: bool) -> Path:
@@ -123,13 +92,18 @@ def merge(out: Path, stamp: str, dry_run: bool) -> Path:
         name, rc, seconds = line.split("\t")
         steps.append({"step": name, "exit_status": int(rc), "timed_out": rc in ("124", "137"), "seconds": int(seconds)})
     env = read_json(out / "env.json") or {}
+    tree = read_json(out / "git.json") or {"commit": env.get("commit"), "dirty": env.get("dirty"),
+                                           "git_status": env.get("git_status")}
     results = {"suite": "benchmarks/gpu_suite.sh", "dry_run": dry_run, "stamp": stamp,
-               "device": env.get("device"), "commit": env.get("commit"), "versions": env.get("versions"),
+               "commit": tree.get("commit"), "dirty": tree.get("dirty"), "git_status": tree.get("git_status"),
+               "device": env.get("device"), "versions": env.get("versions"),
                "clocks_and_power": env.get("nvidia_smi_gpu"), "environment": env, "steps": steps,
                "tests": count_test_outcomes(out / "tests.log")}
-    for name in ("attention", "attention_mask", "graph_overhead", "train", "promoter_scan"):
+    for name in ("attention", "attention_mask", "train", "promoter_scan"):
         results[name] = read_json(out / f"{name}.json")
-    results["targets"] = targets(results["attention"], results["train"], results["graph_overhead"])
+    results["other_commit_in"] = [name for name in ("attention", "attention_mask", "train", "promoter_scan")
+                                   if (results[name] or {}).get("commit") not in (None, results["commit"])]
+    results["target_table"] = target_table(results["attention"], results["train"], results["promoter_scan"])
     path = out / f"gpu-{stamp}{'-dryrun' if dry_run else ''}.json"
     path.write_text(json.dumps(results, indent=2, default=str))
     if not dry_run:
@@ -141,7 +115,8 @@ def merge(out: Path, stamp: str, dry_run: bool) -> Path:
 
 
 def print_table(results: dict) -> None:
-    print(f"\n{results['device']}  commit {str(results['commit'])[:10]}  {results['versions']}")
+    dirty = "DIRTY tree (results flagged)" if results["dirty"] else "clean tree"
+    print(f"\n{results['device']}  commit {str(results['commit'])[:10]} ({dirty})  {results['versions']}")
     print(f"clocks/power: {results['clocks_and_power']}")
     print("| step | status | s |\n|---|---|---|")
     for s in results["steps"]:
@@ -150,21 +125,19 @@ def print_table(results: dict) -> None:
     print(f"tests: {results['tests']['tests']} failed: {results['tests']['failed'][:10]}")
     for line in attention_lines(results["attention"]) + attention_lines(results["attention_mask"]):
         print(line)
-    for row in (results.get("graph_overhead") or {}).get("results", []):
-        if "graph_ms" in row:
-            print(f"graph T={row['seq']} {row['method']}: eager {row['eager_ms']:.3f} ms, "
-                  f"CUDA-graph replay {row['graph_ms']:.3f} ms")
     train = results["train"] or {}
     for row in train.get("results", []):
         peak = "-" if row.get("peak_gib") is None else f"{row['peak_gib']:.1f}"
-        value = row.get("skipped") or f"{row['tokens_per_s']:.0f} tok/s, peak {peak} GiB"
-        print(f"train {row['method']} {row.get('variant') or ''} T={row['seq']} B={row['batch']} "
+        mfu = "-" if row.get("mfu") is None else f"{100 * row['mfu']:.1f}%"
+        value = row.get("skipped") or (f"{row['tokens_per_s']:.0f} tok/s (spread {row['timing']['spread_pct']:.1f}%), "
+                                       f"MFU {mfu}, peak {peak} GiB")
+        print(f"train {row['method']} {row.get('role', '')} {row.get('variant') or ''} T={row['seq']} B={row['batch']} "
               f"ckpt={row.get('checkpoint_layers', '-')}: {value}")
     scan = results["promoter_scan"] or {}
     if scan:
-        print(f"promoter scan: {scan.get('gbp_per_min')} Gbp/min (target {scan.get('target_gbp_per_min')})")
-    label = "smoke values, not measurements" if results["dry_run"] else "measured ratios"
-    print(f"targets ({label}):", json.dumps({k: round(v, 2) for k, v in results["targets"].items()}))
+        print(f"promoter scan: {scan.get('gbp_per_min')} Gbp/min, strands {scan.get('strands')}")
+    label = " (dry run: smoke values are not measurements)" if results["dry_run"] else ""
+    print(f"\ntargets{label}:\n{markdown(results['target_table'])}")
 
 
 def main(argv=None) -> None:

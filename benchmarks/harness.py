@@ -1,9 +1,10 @@
-"""What the benchmark scripts share: timing on the device the work runs on, peak memory, and the
-record of the machine (device, versions, clocks, power limit, git commit).
+"""What the benchmark scripts share: first-call timing and peak memory on the device the work runs
+on, relative errors, and the record of the machine (device, versions, clocks, power limit) and of
+the tree (git commit, dirty flag: ``benchmarks/provenance.py``). Repeated timing: ``timing.py``.
 
 Every decision is taken from the device of the measured tensors, never from
 ``torch.cuda.is_available()``: a ``--smoke`` run on a GPU machine runs on CPU (the Triton
-interpreter) and must not call ``do_bench`` or CUDA events on it.
+interpreter) and must not use CUDA events on it.
 """
 from __future__ import annotations
 
@@ -12,12 +13,17 @@ import importlib.metadata
 import os
 import platform
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks.provenance import recorded_state  # noqa: E402
 
 
 def is_gpu(device) -> bool:
@@ -27,32 +33,6 @@ def is_gpu(device) -> bool:
 def sync(device) -> None:
     if is_gpu(device):
         torch.cuda.synchronize(device)
-
-
-def bench_ms(fn, device, warmup_ms: float = 25, rep_ms: float = 100, grad_to_none=None) -> float:
-    """Median milliseconds of ``fn()``.
-
-    On CUDA: ``triton.testing.do_bench`` (L2 flushed between runs) with at least 25 warm-up and
-    100 timed runs, except that a slow call (dense attention at 64K: 100-400 ms) is timed for
-    about 2 s after 0.5 s of warm-up. Elsewhere (smoke runs): one timed call, to check the script,
-    not the speed.
-    """
-    if not is_gpu(device):
-        start = time.perf_counter()
-        fn()
-        return (time.perf_counter() - start) * 1e3
-    import triton.testing
-
-    fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    torch.cuda.synchronize()
-    estimate = start.elapsed_time(end)
-    return triton.testing.do_bench(fn, warmup=max(warmup_ms, min(25 * estimate, 500)),
-                                   rep=max(rep_ms, min(100 * estimate, 2000)),
-                                   grad_to_none=grad_to_none, return_mode="median")
 
 
 def wall_s(fn, device) -> float:
@@ -103,9 +83,10 @@ def versions() -> dict:
 
 
 def environment(device) -> dict:
-    """Date, host, git commit, versions and, on CUDA, the GPU with its clocks and power limit."""
+    """Date, host, the tree (``commit``, ``dirty``, ``git_status``: :func:`provenance.recorded_state`),
+    versions and, on CUDA, the GPU with its clocks and power limit."""
     env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "host": platform.node(), "commit": _run(["git", "rev-parse", "HEAD"]),
+           "host": platform.node(), **recorded_state(),
            "versions": versions(), "interpreter": os.environ.get("TRITON_INTERPRET") == "1",
            "device_type": torch.device(device).type}
     if is_gpu(device):

@@ -1,7 +1,7 @@
 """Where the host time of one attention forward+backward goes (CUDA only).
 
-``graph_overhead.py`` shows that an eager call of ours at 4K-16K tokens is bound by the host
-(about 0.9 ms against 0.13-0.42 ms of GPU work). This profiles ``--steps`` eager steps (forward,
+The CUDA-graph replays of ``attention.py`` show that an eager call of ours at 4K-16K tokens is
+bound by the host (about 0.9 ms against 0.13-0.42 ms of GPU work). This profiles ``--steps`` eager steps (forward,
 then ``torch.autograd.grad`` of q, k, v) with ``torch.profiler`` and prints the operators (by self
 CPU time) and the Python functions (``cProfile``, by own time), plus the wall time per step, so
 that the host cost can be cut where it is spent.

@@ -1,7 +1,9 @@
 """Genome-scanning throughput of a promoter model, end to end, in Gbp per minute.
 
-Target (issue #4): BigBird-base (12 x 768, 12 heads, ITC block 64) at 4096 tokens, both strands
-scored, stride equal to the window: at least 0.25 Gbp/min on one H100.
+Target: BigBird-base (12 x 768, 12 heads, ITC block 64) at 4096 tokens, both strands scored,
+stride equal to the window: at least 0.5 Gbp/min on one H100, measured on at least 200 Mbp
+(``--genome-mbp 200``; the suite's default call scans 20 Mbp to fit its 10 minutes, see
+``gpu_suite.sh``'s ``PROMOTER_MBP``).
 
 What runs:
 
@@ -13,7 +15,8 @@ What runs:
 4. A test genome of ``--genome-mbp`` Mbp (the H. pylori genome repeated, as one FASTA of
    several records) is scanned by the real ``python -m bigbird_dna.predict`` code path, after a
    warm-up scan (Triton compilation, autotuning): FASTA reading, windows, reverse complements,
-   tokenization in a background thread, bf16 forward passes, TSV/BED writing.
+   tokenization on worker processes (``--tokenizer-workers auto``), pinned non-blocking copies,
+   bf16 forward passes replayed from CUDA graphs, TSV/BED writing.
 
 The test genome is the tokenizer's own training genome repeated, so its bp per token (reported)
 can exceed that of a held-out genome; Gbp/min scales with it (the paper's tokenizer: 8.78 bp/token
@@ -43,7 +46,9 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-TARGET_GBP_PER_MIN = 0.25
+from benchmarks.provenance import recorded_state  # noqa: E402
+
+TARGET_GBP_PER_MIN = 0.5
 BASE = {"hidden_size": 768, "num_layers": 12, "num_heads": 12, "intermediate_size": 3072, "dropout": 0.1,
         "attention": {"preset": "bigbird_itc", "block_size": 64,
                       "params": {"window": 3, "num_random": 3, "global_per_end": 1}}}
@@ -115,7 +120,7 @@ def calibrate_window(tokenizer, seqs: list[str], max_tokens: int) -> int:
 
 def model_only_windows_per_s(model, vocab_size: int, batch: int, tokens: int, device, precision: str) -> float:
     ids = torch.randint(5, vocab_size, (batch, tokens), device=device)
-    mask = torch.ones_like(ids, dtype=torch.bool)
+    mask = None  # full windows: predict passes no padding mask either
     autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
     with torch.inference_mode(), autocast:
         for _ in range(2):
@@ -170,7 +175,7 @@ def main(argv: list[str] | None = None) -> dict:
                                           args.tokens, device, precision)
     gbp_per_min = genome_bp / seconds / 1e9 * 60
     result = {
-        "benchmark": "promoter_scan", "smoke": args.smoke, "device": torch.cuda.get_device_name(device)
+        "benchmark": "promoter_scan", "smoke": args.smoke, **recorded_state(), "device": torch.cuda.get_device_name(device)
         if device.type == "cuda" else platform.processor() or "cpu", "torch": torch.__version__,
         "date": time.strftime("%Y-%m-%d %H:%M:%S"), "model": shape, "tokens": args.tokens,
         "vocab_size": tokenizer.vocab_size, "bp_per_token": round(tokenizer.bp_per_token(seqs), 2),

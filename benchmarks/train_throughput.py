@@ -1,20 +1,29 @@
-"""End-to-end MLM training throughput of BigBird-base: tokens/s and peak memory, ours vs HF.
+"""End-to-end MLM training throughput of BigBird-base: tokens/s, MFU and peak memory, ours vs HF.
 
 One training step is what ``python -m bigbird_dna.train`` runs per batch, without the data loader:
 bf16 autocast (Lightning's ``bf16-mixed``: fp32 weights), the encoder on a full-length batch with
 its all-True padding mask, the MLM loss on the 15% masked positions (``MLMTask._masked_loss``),
 backward, fused AdamW step. Inputs are random token ids (throughput does not depend on them).
 
-Rows (each: ``--warmup`` untimed steps, then ``--steps`` timed steps, CUDA-synchronised):
+Timing: ``--warmup`` untimed steps, then ``--repeats`` x ``--steps`` steps (at least 3 x 50 on a
+GPU), each step CUDA-synchronised; the step time is the median of the repeats' median steps
+(``timing.repeat_stats``: every repeat's median and the spread are recorded too). MFU:
+``benchmarks/mfu.py`` (6 x non-embedding parameters x tokens + block-sparse attention FLOPs, over
+the GPU's dense bf16 peak by device name). Rows, in this order:
 
-- ``ours``: BigBird-base (12 x 768, 12 heads, 3072 FFN, vocab ``--vocab-size``, BigBird-ITC block
-  64, r=3) at T=4096, batch ``--batch``, per ``--variants`` kernel variant;
-- ``hf``: ``transformers.BigBirdForMaskedLM`` of the same shape at the same batch (block_sparse,
-  block 64, 3 random blocks), labels on 15% of the tokens. It computes logits for every position
-  (HF's own MLM loss), ours only for the masked ones: that is part of the comparison;
-- ``ours`` at each ``--long`` length (batch 1, ``max_positions`` raised to T), with and without
-  ``checkpoint_layers``: tokens/s there over tokens/s at 4K shows whether the cost per token stays
-  flat, and the peak memory checks the budget in ``benchmarks/README.md``.
+- ``ours`` at equal tokens per step: T in ``--scaling-seq`` at batch ``--tokens`` / T (4K x 16,
+  16K x 4, 64K x 1 = 65,536 tokens each): tokens/s at 16K and 64K over 4K compares like with
+  like, and the 4K row gives the MFU of BigBird-base at 4K;
+- ``ours`` at ``--seq`` x ``--batch`` (4K x 4: HF's activations take 26 GiB there), per
+  ``--variants`` kernel variant (default: the default variant);
+- memory rows (``checkpoint_layers``) at ``--checkpoint-seq``, batch 1, ``--memory-steps`` timed
+  steps: their peak memory checks the budget in ``benchmarks/README.md``; they time nothing
+  that a target reads;
+- ``hf``: ``transformers.BigBirdForMaskedLM`` (block_sparse, block 64, 3 random blocks) at
+  ``--seq`` x ``--batch``, last (the slowest row, and no target reads it). HF computes logits for
+  every position (its own MLM loss), ours only for the masked ones: that is part of the comparison.
+
+``--budget-s``: a row not started within that many seconds is recorded as skipped.
 
     python benchmarks/train_throughput.py --out benchmarks/results/train_h100.json     # GPU
     python benchmarks/train_throughput.py --smoke        # CPU, tiny model, torch backend
@@ -23,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -33,24 +41,34 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import mfu  # noqa: E402
 from benchmarks.harness import environment, is_gpu, sync  # noqa: E402
+from benchmarks.timing import MIN_ITERATIONS, MIN_REPEATS, repeat_stats  # noqa: E402
 
 BASE = {"hidden_size": 768, "num_layers": 12, "num_heads": 12, "intermediate_size": 3072, "dropout": 0.1}
 TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64, "dropout": 0.1}
-TARGETS = {"ours_over_hf_at_4k": 5.0, "longest_over_4k_tokens_per_s": 0.8}
+PATTERN = {"window": 3, "num_random": 3, "global_per_end": 1}
+MFU_CONVENTION = ("model FLOPs per step = 6 x non-embedding parameters x tokens + batch x sum over layers of "
+                  "nnz blocks x 4 b^2 d x 3.5 (forward + 2.5x backward); MFU = that / step time / dense bf16 peak")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seq", type=int, default=4096, help="the ours-vs-HF length (default: %(default)s)")
-    parser.add_argument("--batch", type=int, default=4, help="batch at --seq (default: %(default)s)")
-    parser.add_argument("--long", type=int, nargs="*", default=[16384, 65536], help="longer lengths, batch 1")
-    parser.add_argument("--variants", nargs="+", default=["loop"], help="our kernel variants at --seq")
+    parser.add_argument("--batch", type=int, default=4, help="batch of the ours-vs-HF rows (default: %(default)s)")
+    parser.add_argument("--tokens", type=int, default=65536, help="tokens per step of the scaling rows (0: none)")
+    parser.add_argument("--scaling-seq", type=int, nargs="*", default=[4096, 16384, 65536])
+    parser.add_argument("--checkpoint-seq", type=int, nargs="*", default=[65536],
+                        help="memory rows with checkpoint_layers, batch 1")
+    parser.add_argument("--variants", nargs="+", default=[None], help="our kernel variants at --seq (default: DEFAULT_OPTIONS)")
     parser.add_argument("--vocab-size", type=int, default=32000)
     parser.add_argument("--block", type=int, default=64)
     parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=MIN_ITERATIONS, help="timed steps per repeat (>= 50 on a GPU)")
+    parser.add_argument("--repeats", type=int, default=MIN_REPEATS, help="(>= 3 on a GPU)")
+    parser.add_argument("--memory-steps", type=int, default=5, help="timed steps of a memory row")
     parser.add_argument("--no-hf", action="store_true", help="skip the transformers baseline")
+    parser.add_argument("--budget-s", type=float, default=None, help="skip rows not started within this many seconds")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--smoke", action="store_true",
                         help="CPU check of the script: tiny model, 128/256 tokens, torch backend, 1+1 steps")
@@ -58,15 +76,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.shape, args.backend, args.device = BASE, "auto", "cuda"
     if args.smoke:
         args.shape, args.backend, args.device = TINY, "torch", "cpu"
-        args.seq, args.batch, args.long, args.vocab_size, args.block = 128, 2, [256], 64, 16
-        args.warmup, args.steps = 1, 1
+        args.seq, args.batch, args.tokens, args.scaling_seq, args.checkpoint_seq = 128, 2, 512, [128, 256], [256]
+        args.vocab_size, args.block, args.warmup, args.steps, args.repeats, args.memory_steps = 64, 16, 1, 1, 1, 1
+    elif args.steps < MIN_ITERATIONS or args.repeats < MIN_REPEATS:
+        parser.error(f"--steps must be >= {MIN_ITERATIONS} and --repeats >= {MIN_REPEATS}")
     return args
 
 
 def encoder_config(args, seq: int, checkpoint_layers: bool) -> dict:
     return {**args.shape, "vocab_size": args.vocab_size, "max_positions": seq, "checkpoint_layers": checkpoint_layers,
             "attention": {"preset": "bigbird_itc", "block_size": args.block, "backend": args.backend,
-                          "params": {"window": 3, "num_random": 3, "global_per_end": 1}}}
+                          "params": PATTERN}}
 
 
 def mlm_batch(batch: int, seq: int, vocab: int, device) -> dict:
@@ -98,8 +118,18 @@ def hf_loss(args, seq: int):
                                       labels=batch["labels"]).loss
 
 
-def time_training(model, loss_fn, batch: dict, args) -> dict:
-    """Median step time, tokens/s and peak memory of ``--steps`` AdamW steps after ``--warmup``."""
+def attention_nnz_per_layer(args, seq: int) -> list[int]:
+    """Nonzero blocks (all heads) of each layer's layout at ``seq`` tokens, as the encoder builds them."""
+    from bigbird_dna.attention import layout_for, num_blocks_for
+
+    blocks = num_blocks_for(seq, args.block)
+    return [layout_for("bigbird_itc", args.shape["num_heads"], blocks, args.block, layer=layer, **PATTERN).nnz
+            for layer in range(args.shape["num_layers"])]
+
+
+def time_training(model, loss_fn, batch: dict, args, steps: int, repeats: int) -> dict:
+    """Step time (``timing.repeat_stats`` of ``repeats`` x ``steps`` synchronised steps after
+    ``--warmup``), tokens/s from its median, and the peak memory of the timed steps."""
     device = args.device
     model.to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=is_gpu(device))
@@ -117,48 +147,72 @@ def time_training(model, loss_fn, batch: dict, args) -> dict:
     for _ in range(args.warmup):
         step()
     sync(device)
-    first_s = time.perf_counter() - first
+    warmup_s = time.perf_counter() - first
     if is_gpu(device):
         torch.cuda.reset_peak_memory_stats(device)
-    times = []
-    for _ in range(args.steps):
-        start = time.perf_counter()
-        loss = step()
-        sync(device)
-        times.append(time.perf_counter() - start)
+    samples = []
+    for _ in range(repeats):
+        times = []
+        for _ in range(steps):
+            start = time.perf_counter()
+            loss = step()
+            sync(device)
+            times.append((time.perf_counter() - start) * 1e3)
+        samples.append(times)
+    stats = repeat_stats(samples)
     tokens = batch["input_ids"].numel()
-    step_s = statistics.median(times)
-    return {"tokens_per_step": tokens, "step_ms": step_s * 1e3, "tokens_per_s": tokens / step_s,
-            "warmup_s": first_s, "loss": loss.item(),
+    return {"tokens_per_step": tokens, "step_ms": stats["ms"], "timing": stats,
+            "tokens_per_s": tokens / stats["ms"] * 1e3,
+            "tokens_per_s_by_repeat": [tokens / ms * 1e3 for ms in stats["repeat_medians_ms"]],
+            "warmup_s": warmup_s, "loss": loss.item(),
             "peak_gib": torch.cuda.max_memory_allocated(device) / 2**30 if is_gpu(device) else None,
-            "params_m": sum(p.numel() for p in model.parameters()) / 1e6}
+            "params_m": sum(p.numel() for p in model.parameters()) / 1e6,
+            "non_embedding_params": mfu.non_embedding_params(model)}
 
 
-def run_row(payload: dict, name: str, build, batch: int, seq: int, args, **extra) -> None:
+def add_mfu(row: dict, args, device_name: str | None) -> None:
+    """Model FLOPs per step, achieved model TFLOP/s and MFU of a timed row (``benchmarks/mfu.py``)."""
+    attention = mfu.attention_flops_per_step(row["batch"], attention_nnz_per_layer(args, row["seq"]), args.block,
+                                             args.shape["hidden_size"] // args.shape["num_heads"])
+    flops = mfu.model_flops_per_step(row["non_embedding_params"], row["tokens_per_step"], attention)
+    peak = mfu.peak_bf16_tflops(device_name) if is_gpu(args.device) else None
+    row.update(attention_flops_per_step=attention, model_flops_per_step=flops,
+               model_tflops=flops / row["step_ms"] / 1e9, peak_bf16_tflops=peak,
+               mfu=mfu.mfu(flops, row["step_ms"] / 1e3, peak))
+
+
+def run_row(payload: dict, name: str, build, batch: int, seq: int, args, role: str, memory_row: bool = False,
+            **extra) -> None:
     """Time one configuration and add its row to ``payload`` (written to ``--out`` at once)."""
-    row = {"method": name, "batch": batch, "seq": seq, **extra}
-    print(f"{name} B={batch} T={seq} {extra}", file=sys.stderr, flush=True)
-    try:
-        model, loss_fn = build()
-        row.update(time_training(model, loss_fn, mlm_batch(batch, seq, args.vocab_size, args.device), args))
-        del model, loss_fn
-    except torch.OutOfMemoryError:
-        row["skipped"] = "out of memory"
-    except ImportError as err:
-        row["skipped"] = f"not importable: {err}"
-    except Exception as err:  # noqa: BLE001 - a failing row is reported, the others still run
-        row["skipped"] = f"failed: {type(err).__name__}: {err}"[:300]
+    row = {"method": name, "batch": batch, "seq": seq, "role": role, **extra}
+    print(f"{name} {role} B={batch} T={seq} {extra}", file=sys.stderr, flush=True)
+    steps, repeats = (args.memory_steps, 1) if memory_row else (args.steps, args.repeats)
+    if args.budget_s is not None and time.monotonic() - args.started > args.budget_s:
+        row["skipped"] = "time budget (--budget-s) spent"
+    else:
+        try:
+            model, loss_fn = build()
+            row.update(time_training(model, loss_fn, mlm_batch(batch, seq, args.vocab_size, args.device), args,
+                                     steps, repeats))
+            add_mfu(row, args, payload["environment"].get("device"))
+            del model, loss_fn
+        except torch.OutOfMemoryError:
+            row["skipped"] = "out of memory"
+        except ImportError as err:
+            row["skipped"] = f"not importable: {err}"
+        except Exception as err:  # noqa: BLE001 - a failing row is reported, the others still run
+            row["skipped"] = f"failed: {type(err).__name__}: {err}"[:300]
     if is_gpu(args.device):
         torch.cuda.empty_cache()
     payload["results"].append(row)
-    payload["summary"] = summarise(payload["results"], args)
+    payload["summary"] = summarise(payload["results"])
     if args.out:  # after every row, so a run cut short keeps what it measured
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(payload, indent=2, default=str))
 
 
 def set_kernel_variant(name: str | None) -> None:
-    """Make ``name`` (a ``triton_kernels.VARIANTS`` key) the encoder's kernel options."""
+    """Make ``name`` (a ``triton_kernels.VARIANTS`` key) the encoder's kernel options (None: keep the default)."""
     if name is None:
         return
     from bigbird_dna.attention import triton_kernels
@@ -166,52 +220,73 @@ def set_kernel_variant(name: str | None) -> None:
     triton_kernels.DEFAULT_OPTIONS = triton_kernels.VARIANTS[name]
 
 
-def summarise(rows: list[dict], args) -> dict:
-    done = {(r["method"], r["seq"], r.get("variant"), r.get("checkpoint_layers")): r for r in rows if "skipped" not in r}
-    ours = [r for (m, s, _, ckpt), r in done.items() if m == "ours" and s == args.seq and not ckpt]
-    best = max(ours, key=lambda r: r["tokens_per_s"], default=None)
-    hf = done.get(("hf", args.seq, None, None))
-    longest = max((r for r in rows if "skipped" not in r and r["method"] == "ours" and r["seq"] > args.seq),
-                  key=lambda r: (r["seq"], r["tokens_per_s"]), default=None)
-    summary = {"targets": TARGETS, "best_variant_at_seq": best and best.get("variant")}
-    if best and hf:
-        summary["ours_over_hf_at_4k"] = best["tokens_per_s"] / hf["tokens_per_s"]
-    if best and longest:
-        summary["longest_seq"] = longest["seq"]
-        summary["longest_over_4k_tokens_per_s"] = longest["tokens_per_s"] / best["tokens_per_s"]
+def summarise(rows: list[dict]) -> dict:
+    """Ratios the rows give: tokens/s of each longer equal-tokens row over the shortest one's, and
+    ours over HF at the comparison rows (the best variant of ours)."""
+    done = [r for r in rows if "tokens_per_s" in r]
+    summary: dict = {}
+    scaling = sorted((r for r in done if r["role"] == "scaling"), key=lambda r: r["seq"])
+    if scaling:
+        base = scaling[0]
+        summary["scaling_base"] = {"seq": base["seq"], "batch": base["batch"], "tokens_per_step": base["tokens_per_step"]}
+        for r in scaling[1:]:
+            summary[f"tokens_per_s_{r['seq']}_over_{base['seq']}"] = r["tokens_per_s"] / base["tokens_per_s"]
+    ours = [r for r in done if r["role"] == "vs_hf" and r["method"] == "ours"]
+    hf = [r for r in done if r["role"] == "vs_hf" and r["method"] == "hf"]
+    if ours and hf:
+        best = max(ours, key=lambda r: r["tokens_per_s"])
+        summary["best_variant_vs_hf"] = best.get("variant")
+        summary["ours_over_hf_tokens_per_s"] = best["tokens_per_s"] / hf[0]["tokens_per_s"]
     return summary
 
 
 def markdown_table(rows: list[dict]) -> str:
-    lines = ["| method | variant | ckpt | B | T | tokens/s | step ms | peak GiB |", "|" + "---|" * 8]
+    lines = ["| method | role | variant | ckpt | B | T | tokens/s | step ms | spread % | MFU % | peak GiB |",
+             "|" + "---|" * 11]
+    fmt = lambda x, spec: "-" if x is None else format(x, spec)  # noqa: E731
     for r in rows:
-        lead = f"| {r['method']} | {r.get('variant') or '-'} | {r.get('checkpoint_layers', '-')} | {r['batch']} | {r['seq']} "
+        lead = (f"| {r['method']} | {r['role']} | {r.get('variant') or '-'} | {r.get('checkpoint_layers', '-')} "
+                f"| {r['batch']} | {r['seq']} ")
         if "skipped" in r:
-            lines.append(f"{lead}| skipped: {r['skipped']} |||")
-        else:
-            peak = "-" if r["peak_gib"] is None else f"{r['peak_gib']:.1f}"
-            lines.append(f"{lead}| {r['tokens_per_s']:.0f} | {r['step_ms']:.1f} | {peak} |")
+            lines.append(f"{lead}| skipped: {r['skipped']} |||||")
+            continue
+        mfu_pct = None if r.get("mfu") is None else 100 * r["mfu"]
+        lines.append(f"{lead}| {r['tokens_per_s']:.0f} | {r['step_ms']:.1f} | {r['timing']['spread_pct']:.1f} "
+                     f"| {fmt(mfu_pct, '.1f')} | {fmt(r['peak_gib'], '.1f')} |")
     return "\n".join(lines)
 
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    args.started = time.monotonic()
     if not args.smoke and not torch.cuda.is_available():
-        raise SystemExit("no CUDA device: run on a GPU, or pass --smoke for the CPU check")
-    payload = {"benchmark": "train_throughput", "smoke": args.smoke, "environment": environment(args.device),
-               "model": args.shape, "vocab_size": args.vocab_size, "results": [], "summary": {}}
-    variants = args.variants if is_gpu(args.device) else [None]
+        raise SystemExit("error: no CUDA device: run on a GPU, or pass --smoke for the CPU check")
+    env = environment(args.device)
+    payload = {"benchmark": "train_throughput", "smoke": args.smoke, "commit": env["commit"], "dirty": env["dirty"],
+               "git_status": env["git_status"], "environment": env, "model": args.shape,
+               "vocab_size": args.vocab_size, "steps": args.steps, "repeats": args.repeats,
+               "mfu_convention": MFU_CONVENTION, "results": [], "summary": {}}
+    variants = [None]  # off CUDA the torch backend runs: no kernel variant
+    if is_gpu(args.device):
+        from benchmarks.attention import default_variant_name
+
+        variants = [variant or default_variant_name() for variant in args.variants]
+    set_kernel_variant(variants[0])
+    for seq in args.scaling_seq if args.tokens else []:
+        batch = args.tokens // seq
+        if batch:
+            run_row(payload, "ours", lambda seq=seq: ours_loss(args, seq, False), batch, seq, args, "scaling",
+                    variant=variants[0], checkpoint_layers=False)
     for variant in variants:
         set_kernel_variant(variant)
-        run_row(payload, "ours", lambda: ours_loss(args, args.seq, False), args.batch, args.seq, args,
+        run_row(payload, "ours", lambda: ours_loss(args, args.seq, False), args.batch, args.seq, args, "vs_hf",
                 variant=variant, checkpoint_layers=False)
-    if not args.no_hf:
-        run_row(payload, "hf", lambda: hf_loss(args, args.seq), args.batch, args.seq, args)
     set_kernel_variant(variants[0])
-    for seq in args.long:
-        for ckpt in (False, True):
-            run_row(payload, "ours", lambda seq=seq, ckpt=ckpt: ours_loss(args, seq, ckpt), 1, seq, args,
-                    variant=variants[0], checkpoint_layers=ckpt)
+    for seq in args.checkpoint_seq:  # short: before HF's 40 s, which reads no target
+        run_row(payload, "ours", lambda seq=seq: ours_loss(args, seq, True), 1, seq, args, "memory",
+                memory_row=True, variant=variants[0], checkpoint_layers=True)
+    if not args.no_hf:
+        run_row(payload, "hf", lambda: hf_loss(args, args.seq), args.batch, args.seq, args, "vs_hf")
     print(markdown_table(payload["results"]) + "\n\n" + json.dumps(payload["summary"]))
     return payload
 

@@ -30,4 +30,5 @@ def test_smoke_mode_stays_on_cpu_where_cuda_is_available(tmp_path):
     assert payload["environment"]["device_type"] == "cpu" and payload["environment"]["interpreter"]
     rows = {row["method"]: row for row in payload["results"]}
     assert set(rows) == {"triton:loop", "sdpa:math"} and rows["triton:loop"]["peak_mib"] is None
+    assert rows["triton:loop"]["gate"]["passed"] and "graph_fwd_bwd_ms" not in rows["triton:loop"]
     assert "| 1 | 192 | no | triton:loop |" in result.stdout
