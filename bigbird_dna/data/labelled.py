@@ -18,7 +18,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from bigbird_dna.data.baselines import baseline_settings, run_baselines
-from bigbird_dna.data.loaders import DropsFullPaddingMasks, check_loader_settings
+from bigbird_dna.data.loaders import DropsFullPaddingMasks, check_loader_settings, ignore_stop_signals
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.tokenizer import DNATokenizer
@@ -184,7 +184,7 @@ class LabelledDataModule(DropsFullPaddingMasks, L.LightningDataModule):
             if split == "train" and self.reverse_complement_prob > 0:
                 dataset = RandomStrand(dataset, self.reverse_complement_prob, seed=(self.seed, epoch, 1))
         return DataLoader(dataset, batch_size=self.batch_size, shuffle=shuffle,
-                          generator=generator, num_workers=self.num_workers,
+                          generator=generator, num_workers=self.num_workers, worker_init_fn=ignore_stop_signals,
                           collate_fn=LabelledSequenceCollator(self.tokenizer, self.max_tokens))
 
     def train_dataloader(self) -> DataLoader:

@@ -5,6 +5,7 @@ padding mask of batches without padding before they move to the GPU."""
 from __future__ import annotations
 
 import logging
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,19 @@ log = logging.getLogger(__name__)
 # How long a DDP rank > 0 waits for rank 0 to write a shared file (rank 0 may be training a
 # tokenizer on a large genome first).
 RANK_WAIT_S = 3600.0
+
+
+def ignore_stop_signals(worker_id: int) -> None:
+    """DataLoader ``worker_init_fn``: the worker ignores SIGTERM, SIGUSR1 and SIGINT.
+
+    Schedulers and shells signal every process of a job: ``scancel``, ``timeout``, SLURM's warning
+    before the time limit, Ctrl-C in a terminal. The main process records the signal and stops at
+    the next step boundary with a checkpoint (:mod:`bigbird_dna.runtime.signals`), then shuts its
+    workers down itself; a worker ended by the signal would instead stop the run at once with a
+    DataLoader error and no checkpoint. Workers still exit when the main process dies.
+    """
+    for stop in (signal.SIGTERM, signal.SIGUSR1, signal.SIGINT):
+        signal.signal(stop, signal.SIG_IGN)
 
 
 def check_loader_settings(batch_size: int, num_workers: int) -> None:

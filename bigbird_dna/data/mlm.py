@@ -29,6 +29,7 @@ from bigbird_dna.data.loaders import (
     ResumableLoader,
     batches_done,
     check_loader_settings,
+    ignore_stop_signals,
     loader_generator,
     wait_for_file,
 )
@@ -214,7 +215,8 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         # alone, so a resumed run draws the same dropout masks as an uninterrupted one.
         generator = loader_generator(self.seed, epoch)
         kwargs = dict(batch_size=self.cfg["batch_size"], collate_fn=collator, num_workers=workers,
-                      persistent_workers=workers > 0 and split != "train", generator=generator)
+                      persistent_workers=workers > 0 and split != "train", generator=generator,
+                      worker_init_fn=ignore_stop_signals)
         if split != "train":
             return DataLoader(self.datasets[split], **kwargs)
         return ResumableLoader(self.datasets[split], position=lambda: batches_done(self.trainer), epoch=epoch,
