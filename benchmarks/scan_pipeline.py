@@ -6,8 +6,9 @@
 Writes a random ``--size-mbp`` FASTA (one record, 60-bp lines) and runs ``predict``'s pipeline over
 it with a model that returns zeros at once: streaming the FASTA in chunks, cutting 500-bp windows
 at stride 500 on both strands (reverse complements included), tokenizing them with the char
-tokenizer (or non-overlapping 6-mers, ``kmer6``) on the background thread, or on ``--workers``
-tokenizer processes, batching, and combining the two strands' rows
+tokenizer (or non-overlapping 6-mers, ``kmer6``, or a 4096-token BPE trained on the bundled
+genome, ``bpe4096``) on the background thread, or on ``--workers`` tokenizer processes (their
+start-up, about a second each, is inside the time), batching, and combining the two strands' rows
 (:func:`~bigbird_dna.predict.tiling.iter_windows`, :func:`~bigbird_dna.predict.driver.score_windows`,
 :func:`~bigbird_dna.predict.batching.window_batches`,
 :func:`~bigbird_dna.predict.driver.combine_strands`). Mbp/min counts forward-strand bases, as a
@@ -36,7 +37,18 @@ from bigbird_dna.predict.tiling import iter_windows  # noqa: E402
 from bigbird_dna.runtime.atomic import write_text_atomic  # noqa: E402
 from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer  # noqa: E402
 
-TOKENIZERS = {"char": char_tokenizer, "kmer6": lambda: kmer_tokenizer(6)}
+
+
+def bpe_tokenizer(vocab_size: int = 4096):
+    """A BPE tokenizer trained on the bundled H. pylori genome (10-kbp chunks), as a run trains one."""
+    from bigbird_dna.tokenizer import train_bpe_tokenizer
+
+    genome = "".join(line.strip() for line in open(REPO / "sample_data" / "h_pylori_F32.fa") if not line.startswith(">"))
+    return train_bpe_tokenizer([genome[i:i + 10_000] for i in range(0, len(genome), 10_000)], vocab_size=vocab_size,
+                               max_token_length=16)
+
+
+TOKENIZERS = {"char": char_tokenizer, "kmer6": lambda: kmer_tokenizer(6), "bpe4096": bpe_tokenizer}
 
 
 def write_random_fasta(path: Path, size_bp: int, seed: int = 0) -> Path:
@@ -56,18 +68,20 @@ def no_model(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Ten
     return torch.zeros(input_ids.shape[0], 1)
 
 
-def run(fasta: Path, batch_size: int, tokenizer: str = "char", workers: int = 0) -> dict:
-    """One pass of the pipeline over ``fasta``; its time and counts."""
+def run(fasta: Path, batch_size: int, name: str = "char", workers: int = 0) -> dict:
+    """One pass of the pipeline over ``fasta`` with tokenizer ``name``; its time and counts (the
+    tokenizer is built before the clock starts; worker processes are started after)."""
+    tokenizer = TOKENIZERS[name]()
     started = time.perf_counter()
     windows = iter_windows([fasta], WINDOW_BP, WINDOW_BP, ("+", "-"))
-    scored = score_windows(no_model, TOKENIZERS[tokenizer](), windows, batch_size, WINDOW_BP + 2,
-                           torch.device("cpu"), workers=workers)
+    scored = score_windows(no_model, tokenizer, windows, batch_size, WINDOW_BP + 2, torch.device("cpu"),
+                           workers=workers)
     rows = bases = 0
     for _, window, _, _ in combine_strands(scored, ("+", "-"), "mean"):
         rows += 1
         bases += window.end - window.start
     seconds = time.perf_counter() - started
-    return {"tokenizer": tokenizer, "workers": workers, "batch_size": batch_size, "seconds": round(seconds, 2),
+    return {"tokenizer": name, "workers": workers, "batch_size": batch_size, "seconds": round(seconds, 2),
             "rows": rows, "bases": bases, "mbp_per_min": round(bases / 1e6 / seconds * 60, 1)}
 
 
