@@ -93,17 +93,6 @@ def iter_sequences(args: argparse.Namespace) -> Iterator[tuple[Region, str]]:
                 yield Region(record, start, start + len(bases)), bases
 
 
-def _chunks(items: Iterator, size: int) -> Iterator[list]:
-    chunk = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 @exit_on_input_error
 def main(argv: list[str] | None = None) -> Path:
     keep_freed_memory()  # CPU inference: no page faults per batch (runtime/malloc.py), as in predict
@@ -113,6 +102,7 @@ def main(argv: list[str] | None = None) -> Path:
     import numpy as np
 
     from bigbird_dna import BigBirdDNA
+    from bigbird_dna.predict.batching import chunked
 
     model = BigBirdDNA.from_pretrained(args.model, device=args.device)
     hidden = model.config.hidden_size
@@ -122,7 +112,7 @@ def main(argv: list[str] | None = None) -> Path:
         records = h5.create_dataset("record", (0,), maxshape=(None,), dtype=h5py.string_dtype())
         starts = h5.create_dataset("start", (0,), maxshape=(None,), dtype="int64")
         ends = h5.create_dataset("end", (0,), maxshape=(None,), dtype="int64")
-        for chunk in _chunks(iter_sequences(args), CHUNK):
+        for chunk in chunked(iter_sequences(args), CHUNK):
             regions = [region for region, _ in chunk]
             embedded = model.embed([seq for _, seq in chunk], pool=args.pool, batch_size=args.batch_size,
                                    progress=False).numpy()

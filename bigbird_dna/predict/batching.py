@@ -15,7 +15,7 @@ import threading
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing import get_context
-from typing import Iterator
+from typing import Iterable, Iterator, TypeVar
 
 import numpy as np
 import torch
@@ -27,6 +27,7 @@ from bigbird_dna.tokenizer.specials import encode_with_specials, per_character_i
 
 Batch = tuple[list[ScanWindow], torch.Tensor, torch.Tensor]  # windows, input_ids [B, T], attention_mask [B, T]
 MAX_AUTO_WORKERS = 4
+T = TypeVar("T")
 
 
 def auto_workers(tokenizer: DNATokenizer, device: torch.device) -> int:
@@ -69,15 +70,16 @@ def long_window_message(record: str, start: int, end: int, strand: str, tokens: 
             f"and [SEP], more than the model's {max_tokens}; lower --window (no output was written).")
 
 
-def _groups(windows: Iterator[ScanWindow], batch_size: int) -> Iterator[list[ScanWindow]]:
-    group: list[ScanWindow] = []
-    for window in windows:
-        group.append(window)
-        if len(group) == batch_size:
-            yield group
-            group = []
-    if group:
-        yield group
+def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """``items`` in lists of ``size`` (the last one shorter), in order."""
+    chunk: list[T] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 _worker_tokenizer: DNATokenizer | None = None
@@ -127,7 +129,7 @@ def window_batches(windows: Iterator[ScanWindow], tokenizer: DNATokenizer, batch
     scan with an :class:`InputError` naming it, before any window of its batch is scored.
     """
     def produce() -> Iterator[Batch]:
-        for group, ids, mask, truncated in _encoded(_groups(windows, batch_size), tokenizer, max_tokens, workers):
+        for group, ids, mask, truncated in _encoded(chunked(windows, batch_size), tokenizer, max_tokens, workers):
             if truncated:
                 w = group[truncated[0]]
                 tokens = len(tokenizer.encode(w.seq)) + 2
