@@ -8,6 +8,14 @@ dirty: the git-ignored wheel folder ``.whl/`` and the GPU suite's output folders
 The GPU suite checks the tree once, before its first step, and every step reads that record
 (``SUITE_GIT_STATE`` names the file) instead of looking again: the steps themselves write files.
 
+A device machine gets a copy of the working tree whose git metadata need not match it (a run once
+recorded an older commit than the code it ran). So, before a device call, ``manifest`` writes
+``.whl/tree.json`` (the wheel folder travels with the call): the commit and the git blob hash of
+every tracked file, refusing a dirty tree. Where that file exists, ``check`` verifies each tracked
+file's content against it instead of asking git; a file that differs or is missing makes the tree
+dirty (files the commit does not track are not seen).
+
+    python benchmarks/provenance.py manifest          # here, after the last commit, before the call
     python benchmarks/provenance.py check OUT/git.json [--allow-dirty] [--ignore PATH ...]
 
 ``check`` writes the record and exits 0 on a clean tree; on a dirty one it prints one ``error:``
@@ -17,6 +25,7 @@ the ``git status --porcelain`` text). Standard library only: it runs before anyt
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -62,6 +71,49 @@ def git_state(repo: Path = REPO, ignore: tuple[str, ...] = ()) -> dict:
     return {"commit": head.stdout.strip(), "dirty": bool(lines), "git_status": "\n".join(lines)}
 
 
+MANIFEST = REPO / ".whl" / "tree.json"
+
+
+def blob_hash(path: Path) -> str:
+    """Git's blob id of a file's bytes (``git hash-object``, no filters)."""
+    data = path.read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def write_manifest(repo: Path = REPO, path: Path = MANIFEST) -> dict:
+    """Write the commit and every tracked file's blob hash to ``path``; a dirty tree is a
+    ``ValueError`` (its message: the one-line refusal)."""
+    state = git_state(repo)
+    if state["dirty"]:
+        raise ValueError(dirty_error(state))
+    listing = _git(repo, "ls-files", "-s", "-z").stdout.split("\0")
+    files = {}
+    for entry in filter(None, listing):
+        meta, name = entry.split("\t", 1)
+        mode, sha = meta.split()[:2]
+        if mode.startswith("100"):  # regular files; not symbolic links or submodules
+            files[name] = sha
+    manifest = {"commit": state["commit"], "files": files}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(manifest) + "\n")
+    tmp.replace(path)
+    return manifest
+
+
+def manifest_state(repo: Path = REPO, path: Path = MANIFEST) -> dict | None:
+    """The tree checked against a manifest (``None`` without one): the manifest's commit, and
+    dirty when a tracked file's content differs or the file is missing."""
+    try:
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    changed = [name for name, sha in manifest["files"].items()
+               if not (repo / name).is_file() or blob_hash(repo / name) != sha]
+    return {"commit": manifest["commit"], "dirty": bool(changed), "verified_by": f"manifest {path.name}",
+            "git_status": "\n".join(f" M {name}" for name in changed)}
+
+
 def recorded_state() -> dict:
     """The suite's record when ``$SUITE_GIT_STATE`` names one (inside a suite step), else the tree now."""
     path = os.environ.get(STATE_ENV)
@@ -85,6 +137,10 @@ def repo_relative(path: str) -> str | None:
 def dirty_error(state: dict) -> str:
     """The one-line refusal for a dirty tree."""
     paths = [porcelain_path(line) for line in state["git_status"].splitlines()]
+    if state.get("verified_by", "").startswith("manifest"):
+        return (f"error: {len(paths)} tracked files differ from the manifest of commit {state['commit'][:12]} "
+                f"({', '.join(paths[:3])}): run 'python benchmarks/provenance.py manifest' after the last commit, "
+                "or pass --allow-dirty to run anyway with every result flagged dirty")
     if state["commit"] is None:
         return (f"error: cannot tell which commit would be measured ({state['git_status']}); "
                 "pass --allow-dirty to run anyway with every result flagged dirty")
@@ -96,13 +152,23 @@ def dirty_error(state: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("manifest", help=f"write {MANIFEST.relative_to(REPO)} for a device call; refuse a dirty tree")
     check = sub.add_parser("check", help="record the tree in PATH; refuse a dirty one")
     check.add_argument("path", type=Path)
     check.add_argument("--allow-dirty", action="store_true")
     check.add_argument("--ignore", nargs="*", default=[], help="more output paths (absolute or repository-relative)")
     args = parser.parse_args(argv)
+    if args.command == "manifest":
+        try:
+            manifest = write_manifest()
+        except ValueError as err:
+            print(err, file=sys.stderr)
+            return 2
+        print(f"wrote {MANIFEST.relative_to(REPO)}: commit {manifest['commit']}, {len(manifest['files'])} files",
+              file=sys.stderr)
+        return 0
     ignore = tuple(filter(None, (repo_relative(p) if os.path.isabs(p) else p for p in args.ignore)))
-    state = git_state(REPO, ignore)
+    state = manifest_state() or git_state(REPO, ignore)
     if state["dirty"] and not args.allow_dirty:
         print(dirty_error(state), file=sys.stderr)
         return 2

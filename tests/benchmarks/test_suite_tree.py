@@ -78,3 +78,33 @@ def test_unknown_arguments_and_steps_are_usage_errors(repo, tmp_path):
     for flags in (["--fast"], ["--only", "nosuchstep"]):
         result = suite(repo, tmp_path / "out", *flags)
         assert result.returncode == 2 and result.stderr.startswith("error:"), result.stderr
+
+
+def provenance(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "benchmarks/provenance.py", *args], check=False, cwd=repo,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_manifest_vouches_for_a_copy_whose_git_metadata_is_gone_or_stale(repo, tmp_path):
+    """A device gets a copy of the tree; its .git may be stale or missing. The manifest written here
+    after the last commit (in .whl/, which travels) is checked against the files' contents."""
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    assert provenance(repo, "manifest").returncode == 0
+    copy = tmp_path / "device"
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".git"))  # no git metadata at all
+    state = tmp_path / "git.json"
+    checked = provenance(copy, "check", str(state))
+    assert checked.returncode == 0, checked.stderr
+    recorded = json.loads(state.read_text())
+    assert recorded["commit"] == commit and not recorded["dirty"] and recorded["verified_by"].startswith("manifest")
+
+    with open(copy / "benchmarks" / "timing.py", "a") as changed:
+        changed.write("# edited on the device\n")
+    refused = provenance(copy, "check", str(state))
+    lines = refused.stderr.strip().splitlines()
+    assert refused.returncode == 2 and len(lines) == 1 and "benchmarks/timing.py" in lines[0]
+    assert "provenance.py manifest" in lines[0]
+
+    (repo / "stray.txt").write_text("uncommitted\n")  # no manifest for a dirty tree
+    refused = provenance(repo, "manifest")
+    assert refused.returncode == 2 and refused.stderr.startswith("error:")
