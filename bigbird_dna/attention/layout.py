@@ -125,7 +125,9 @@ class BlockLayout:
         """Dense bool ``[H, nq, nk]`` block mask, O((T/b)^2): for tests, plots and the dense path of
         :func:`~bigbird_dna.attention.torch_backend.torch_block_sparse_attention` (short sequences)."""
         H, nq, nk = self.num_heads, self.num_q_blocks, self.num_k_blocks
-        rows = torch.repeat_interleave(torch.arange(H * nq, device=self.device), self.row_lengths())
+        # output_size: no device sync, so the [CLS]-only path can be captured in a CUDA graph
+        rows = torch.repeat_interleave(torch.arange(H * nq, device=self.device), self.row_lengths(),
+                                       output_size=self.kv_idx.numel())
         mask = torch.zeros(H * nq * nk, dtype=torch.bool, device=self.device)
         mask[rows * nk + self.kv_idx.long()] = True
         return mask.view(H, nq, nk)

@@ -14,12 +14,12 @@ GPU = torch.cuda.is_available()
 needs_gpu = pytest.mark.skipif(not GPU, reason="needs CUDA")
 
 
-def tiny_classifier(device, backend="auto") -> SequenceClassifier:
+def tiny_classifier(device, backend="auto", pooling="mean_max") -> SequenceClassifier:
     torch.manual_seed(0)
     config = EncoderConfig(vocab_size=12, hidden_size=64, num_layers=2, num_heads=2, intermediate_size=128,
                            max_positions=1024, dropout=0.0, conv_kernel=5,
                            attention={"block_size": 32, "backend": backend})
-    return SequenceClassifier(config, num_labels=3, head={"pooling": "mean_max"}).to(device).eval()
+    return SequenceClassifier(config, num_labels=3, head={"pooling": pooling}).to(device).eval()
 
 
 def test_off_cuda_and_under_autograd_calls_run_eagerly():
@@ -42,8 +42,9 @@ def test_the_inference_clis_take_cuda_graphs_on_by_default():
 @needs_gpu
 @pytest.mark.gpu
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_replays_give_the_eager_numbers_for_new_inputs(precision):
-    model = tiny_classifier("cuda")
+@pytest.mark.parametrize("pooling", ["mean_max", "cls"])  # cls: the [CLS]-only last layer (PyTorch SDPA)
+def test_replays_give_the_eager_numbers_for_new_inputs(precision, pooling):
+    model = tiny_classifier("cuda", pooling=pooling)
     graphed = GraphedForward(model.predict_proba)
     autocast = torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16")
     g = torch.Generator().manual_seed(1)
