@@ -1,8 +1,8 @@
 """End-to-end MLM training throughput of BigBird-base: tokens/s, MFU and peak memory, ours vs HF.
 
 One training step is what ``python -m bigbird_dna.train`` runs per batch, without the data loader:
-bf16 autocast (Lightning's ``bf16-mixed``: fp32 weights), the encoder on a full-length batch with
-its all-True padding mask, the MLM loss on the 15% masked positions (``MLMTask._masked_loss``),
+bf16 autocast (Lightning's ``bf16-mixed``: fp32 weights), the encoder on a full-length batch
+without a padding mask (as training passes full batches), the MLM loss on the 15% masked positions (``MLMTask._masked_loss``),
 backward, fused AdamW step. Inputs are random token ids (throughput does not depend on them).
 
 Timing: ``--warmup`` untimed steps, then ``--repeats`` x ``--steps`` steps (at least 3 x 50 on a
@@ -90,12 +90,14 @@ def encoder_config(args, seq: int, checkpoint_layers: bool) -> dict:
 
 
 def mlm_batch(batch: int, seq: int, vocab: int, device) -> dict:
-    """Random ids in ``[5, vocab)``, all real tokens, 15% of positions labelled (``[B, T]`` each)."""
+    """Random ids in ``[5, vocab)``, all real tokens, 15% of positions labelled (``[B, T]`` each),
+    as training now hands them to the model: no padding mask (``None``: a full batch drops it on
+    the host) and the scored positions found on the host (``selected_index``, the MLM collator's)."""
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(5, vocab, (batch, seq), generator=g)
     labels = torch.where(torch.rand(batch, seq, generator=g) < 0.15, ids, torch.full_like(ids, -100))
-    return {"input_ids": ids.to(device), "attention_mask": torch.ones(batch, seq, dtype=torch.bool, device=device),
-            "labels": labels.to(device)}
+    return {"input_ids": ids.to(device), "attention_mask": None, "labels": labels.to(device),
+            "selected_index": (labels != -100).flatten().nonzero()[:, 0].to(device)}
 
 
 def ours_loss(args, seq: int, checkpoint_layers: bool):
@@ -114,7 +116,7 @@ def hf_loss(args, seq: int):
                            attention_type="block_sparse", block_size=args.block, num_random_blocks=3,
                            hidden_act="gelu")
     model = BigBirdForMaskedLM(config)
-    return model, lambda batch: model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"].long(),
+    return model, lambda batch: model(input_ids=batch["input_ids"], attention_mask=torch.ones_like(batch["input_ids"]),
                                       labels=batch["labels"]).loss
 
 
