@@ -51,7 +51,7 @@ def build_optimizer(module: nn.Module, optim: dict[str, Any], total_steps: int |
 
 def adamw_with_warmup(module: nn.Module, total_steps: int | float, lr: float, weight_decay: float = 0.01,
                       betas: Sequence[float] = (0.9, 0.98), eps: float = 1e-8, warmup_steps: float = 0.06,
-                      layer_decay: float = 1.0) -> dict:
+                      layer_decay: float = 1.0, fused: bool | None = None) -> dict:
     """AdamW (no decay on biases, norms and embeddings), linear warmup, then linear decay to zero.
 
     Args:
@@ -64,6 +64,9 @@ def adamw_with_warmup(module: nn.Module, total_steps: int | float, lr: float, we
             ``lr * layer_decay ** (D - d)``, so the pretrained embeddings and lower layers move
             least. 1.0 (the default): one lr for all. Groups are ordered from the head down, so
             ``param_groups[0]`` has the full ``lr``.
+        fused: PyTorch's fused AdamW kernel (one launch per step instead of several per
+            parameter list). ``None``: fused when every parameter is a floating-point CUDA tensor
+            (Lightning moves the model before it builds the optimizer), the for-each path otherwise.
     """
     if not 0.0 < layer_decay <= 1.0:
         raise InputError(f"optim.layer_decay={layer_decay} must be in (0, 1]; 1 turns it off.")
@@ -80,7 +83,9 @@ def adamw_with_warmup(module: nn.Module, total_steps: int | float, lr: float, we
         ]
     if layer_decay < 1.0:
         groups = [g for g in groups if g["params"]]
-    optimizer = torch.optim.AdamW(groups, lr=lr, betas=tuple(betas), eps=eps)
+    if fused is None:
+        fused = bool(named) and all(p.is_cuda and p.is_floating_point() for _, p in named)
+    optimizer = torch.optim.AdamW(groups, lr=lr, betas=tuple(betas), eps=eps, fused=fused or None)
     total = max(int(total_steps), 1)
     warmup = int(warmup_steps * total) if warmup_steps < 1 else int(warmup_steps)
 

@@ -67,3 +67,19 @@ def test_layer_decay_outside_zero_to_one_is_refused():
 
     with pytest.raises(InputError, match="layer_decay"):
         _lrs(5, {**OPTIM, "layer_decay": 1.5})
+
+
+def test_fused_adamw_is_chosen_for_gpu_parameters_only_and_steps_like_foreach():
+    model = nn.Linear(4, 4)
+    assert not build_optimizer(model, OPTIM, 10)["optimizer"].defaults["fused"]  # CPU parameters: for-each
+    models = [nn.Linear(4, 4) for _ in range(2)]
+    models[1].load_state_dict(models[0].state_dict())
+    optimizers = [build_optimizer(m, {**OPTIM, "fused": fused}, 10)["optimizer"] for m, fused in zip(models, (False, True))]
+    assert optimizers[1].defaults["fused"] and not optimizers[0].defaults["fused"]
+    x = torch.randn(8, 4, generator=torch.Generator().manual_seed(0))
+    for _ in range(3):
+        for m, opt in zip(models, optimizers):
+            m(x).square().sum().backward()
+            opt.step()
+            opt.zero_grad()
+    torch.testing.assert_close(models[1].weight, models[0].weight, atol=1e-6, rtol=1e-6)
