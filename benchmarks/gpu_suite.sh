@@ -90,7 +90,10 @@ else
     MASK=(--seq 4096 16384 65536 --tokens 0 --no-graph)
     TRAIN=(--budget-s 130)
     # GPU-only checks first, then the compiled kernels against the dense reference (bf16 included)
-    TESTS=(tests/attention/test_triton_gpu.py tests/attention/test_triton_kernels.py
+    # In order of need (a step cut by its limit keeps the earlier results in tests.log): the
+    # kernels on the GPU, direct launches, CUDA-graph capture, the no-padding path, compiled layers.
+    TESTS=(tests/attention/test_triton_gpu.py tests/attention/test_triton_launch.py tests/model/test_cuda_graphs.py
+           tests/model/test_no_padding_path.py tests/model/test_compiled_layers.py tests/attention/test_triton_kernels.py
            tests/attention/test_encoder_backends.py tests/attention/test_triton_schedule.py)
     # 20 Mbp fits this call; the 200-Mbp figure is a call of its own:
     #   PROMOTER_MBP=200 PROMOTER_LIMIT=420 bash benchmarks/gpu_suite.sh --only env,promoter_scan

@@ -14,6 +14,9 @@ the GPU's dense bf16 peak by device name). Rows, in this order:
 - ``ours`` at equal tokens per step: T in ``--scaling-seq`` at batch ``--tokens`` / T (4K x 16,
   16K x 4, 64K x 1 = 65,536 tokens each): tokens/s at 16K and 64K over 4K compares like with
   like, and the 4K row gives the MFU of BigBird-base at 4K;
+- ``ours+compile``: the 4K equal-tokens row again with the layers' non-attention parts under
+  ``torch.compile`` (``BigBirdEncoder.compile_layers``; ``--compile-backend``), after the eager
+  scaling rows; its warm-up time includes compiling. MFU at 4K is the better of the two rows;
 - ``ours`` at ``--seq`` x ``--batch`` (4K x 4: HF's activations take 26 GiB there), per
   ``--variants`` kernel variant (default: the default variant);
 - memory rows (``checkpoint_layers``) at ``--checkpoint-seq``, batch 1, ``--memory-steps`` timed
@@ -68,6 +71,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=MIN_REPEATS, help="(>= 3 on a GPU)")
     parser.add_argument("--memory-steps", type=int, default=5, help="timed steps of a memory row")
     parser.add_argument("--no-hf", action="store_true", help="skip the transformers baseline")
+    parser.add_argument("--no-compile", action="store_true", help="skip the ours+compile row")
+    parser.add_argument("--compile-backend", default="inductor", help="torch.compile backend of ours+compile")
     parser.add_argument("--budget-s", type=float, default=None, help="skip rows not started within this many seconds")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--smoke", action="store_true",
@@ -78,6 +83,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         args.shape, args.backend, args.device = TINY, "torch", "cpu"
         args.seq, args.batch, args.tokens, args.scaling_seq, args.checkpoint_seq = 128, 2, 512, [128, 256], [256]
         args.vocab_size, args.block, args.warmup, args.steps, args.repeats, args.memory_steps = 64, 16, 1, 1, 1, 1
+        args.compile_backend = "aot_eager"  # traces like Inductor, without a C++ build
     elif args.steps < MIN_ITERATIONS or args.repeats < MIN_REPEATS:
         parser.error(f"--steps must be >= {MIN_ITERATIONS} and --repeats >= {MIN_REPEATS}")
     return args
@@ -100,10 +106,12 @@ def mlm_batch(batch: int, seq: int, vocab: int, device) -> dict:
             "selected_index": (labels != -100).flatten().nonzero()[:, 0].to(device)}
 
 
-def ours_loss(args, seq: int, checkpoint_layers: bool):
+def ours_loss(args, seq: int, checkpoint_layers: bool, compiled: bool = False):
     from bigbird_dna.tasks.mlm import MLMTask
 
     task = MLMTask(encoder_config(args, seq, checkpoint_layers), optim={})
+    if compiled:
+        task.encoder.compile_layers(backend=args.compile_backend)
     return task, lambda batch: task._masked_loss(batch)[0]
 
 
@@ -224,15 +232,19 @@ def set_kernel_variant(name: str | None) -> None:
 
 def summarise(rows: list[dict]) -> dict:
     """Ratios the rows give: tokens/s of each longer equal-tokens row over the shortest one's, and
-    ours over HF at the comparison rows (the best variant of ours)."""
+    ours over HF at the comparison rows (the best variant of ours); compiled over eager at the
+    shortest equal-tokens length."""
     done = [r for r in rows if "tokens_per_s" in r]
     summary: dict = {}
-    scaling = sorted((r for r in done if r["role"] == "scaling"), key=lambda r: r["seq"])
+    scaling = sorted((r for r in done if r["role"] == "scaling" and r["method"] == "ours"), key=lambda r: r["seq"])
     if scaling:
         base = scaling[0]
         summary["scaling_base"] = {"seq": base["seq"], "batch": base["batch"], "tokens_per_step": base["tokens_per_step"]}
         for r in scaling[1:]:
             summary[f"tokens_per_s_{r['seq']}_over_{base['seq']}"] = r["tokens_per_s"] / base["tokens_per_s"]
+        compiled = [r for r in done if r["method"] == "ours+compile" and r["seq"] == base["seq"]]
+        if compiled:
+            summary["compiled_over_eager_tokens_per_s"] = compiled[0]["tokens_per_s"] / base["tokens_per_s"]
     ours = [r for r in done if r["role"] == "vs_hf" and r["method"] == "ours"]
     hf = [r for r in done if r["role"] == "vs_hf" and r["method"] == "hf"]
     if ours and hf:
@@ -279,6 +291,10 @@ def main(argv=None) -> dict:
         if batch:
             run_row(payload, "ours", lambda seq=seq: ours_loss(args, seq, False), batch, seq, args, "scaling",
                     variant=variants[0], checkpoint_layers=False)
+    if args.tokens and not args.no_compile and args.tokens // args.scaling_seq[0]:
+        seq = args.scaling_seq[0]
+        run_row(payload, "ours+compile", lambda: ours_loss(args, seq, False, compiled=True), args.tokens // seq,
+                seq, args, "scaling", variant=variants[0], checkpoint_layers=False, compile_backend=args.compile_backend)
     for variant in variants:
         set_kernel_variant(variant)
         run_row(payload, "ours", lambda: ours_loss(args, args.seq, False), args.batch, args.seq, args, "vs_hf",

@@ -123,6 +123,10 @@ def test_callback_and_logger_configs_instantiate(tmp_path, group):
             if name == "tensorboard" and not (find_spec("tensorboard") or find_spec("tensorboardX")):
                 assert target_class(node).__name__ == "TensorBoardLogger"  # the [tensorboard] extra is absent
                 continue
+            if name == "compile":  # off unless asked for: no callback, then a CompileLayers
+                assert hydra.utils.instantiate(node) is None
+                assert type(hydra.utils.instantiate(node, enabled=True)).__name__ == "CompileLayers"
+                continue
             assert hydra.utils.instantiate(node) is not None, name
 
 

@@ -50,14 +50,24 @@ class BlockSparseSelfAttention(nn.Module):
         q, k, v = self.qkv(x).view(batch, seq, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         if self.rotary is not None:
             q, k = self.rotary(q, k)
-        num_blocks = -(-(seq - self.num_prepended) // self.block_size)  # sequence blocks, without ETC's
-        layout = self.layouts.get(self.layer, num_blocks, x.device)
         if rows is not None:
-            context = attend_query_rows(q[:, :, rows], k, v, layout, rows, key_padding_mask=attention_mask)
+            context = self.attend(q[:, :, rows], k, v, attention_mask, rows)
             return self.out(context.transpose(1, 2).reshape(batch, rows.numel(), hidden))
-        context = block_sparse_attention(q, k, v, layout, key_padding_mask=attention_mask,
-                                         backend=self.backend)  # [B, H, T, D]
+        context = self.attend(q, k, v, attention_mask)  # [B, H, T, D]
         return self.out(context.transpose(1, 2).reshape(batch, seq, hidden))
+
+    @torch.compiler.disable
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, attention_mask: torch.Tensor | None,
+               rows: torch.Tensor | None = None) -> torch.Tensor:
+        """The layer's layout and its attention, ``q [B, H, R, D]``, ``k, v [B, H, T, D]`` ->
+        ``[B, H, R, D]`` (``R = T`` unless ``rows``). Always eager: in a compiled layer
+        (:meth:`BigBirdEncoder.compile_layers`) it is the one graph break, so the Triton kernels and
+        the layout lookup run as written while the parts around them are compiled."""
+        num_blocks = -(-(k.shape[2] - self.num_prepended) // self.block_size)  # sequence blocks, without ETC's
+        layout = self.layouts.get(self.layer, num_blocks, k.device)
+        if rows is not None:
+            return attend_query_rows(q, k, v, layout, rows, key_padding_mask=attention_mask)
+        return block_sparse_attention(q, k, v, layout, key_padding_mask=attention_mask, backend=self.backend)
 
 
 class LocalConvolution(nn.Module):
@@ -199,6 +209,18 @@ class BigBirdEncoder(nn.Module):
         if rows is not None and last_rows is None:
             return self.final_norm(x[:, extra:][:, rows])
         return self.final_norm(x if last_rows is not None else x[:, extra:])
+
+    def compile_layers(self, **options) -> None:
+        """``torch.compile`` each layer in place (``options``: ``torch.compile``'s, e.g. ``mode``).
+
+        Everything but attention is compiled: norms, projections, RoPE, the convolution, the MLP,
+        dropout and residual adds, which Inductor fuses into fewer, larger kernels. Attention stays
+        eager (:meth:`BlockSparseSelfAttention.attend`). Parameter names and the state_dict do not
+        change, so checkpoints and exports are the same with and without it. The first step of each
+        new input shape pays the compile time.
+        """
+        for layer in self.layers:
+            layer.compile(**options)
 
     def get_extra_state(self) -> dict:
         return {"layouts": self.layouts.state_dict()}

@@ -30,11 +30,19 @@ class RotaryEmbedding(nn.Module):
         self._cache: tuple[int, torch.device, torch.Tensor, torch.Tensor] | None = None
 
     def _cos_sin(self, seq: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """``cos, sin [T, D]`` of every position's angles; cached in eager mode. A compiled layer
+        computes them in its graph, where they fuse into the rotation (and no cache needs guards)."""
+        if torch.compiler.is_compiling():
+            angles = self._angles(seq, device)
+            return angles.cos(), angles.sin()
         if self._cache is None or self._cache[0] < seq or self._cache[1] != device:
-            angles = torch.arange(seq, device=device, dtype=torch.float32)[:, None] * self.inv_freq.to(device)
-            angles = torch.cat([angles, angles], dim=-1)  # [T, D]
+            angles = self._angles(seq, device)
             self._cache = (seq, device, angles.cos(), angles.sin())
         return self._cache[2][:seq], self._cache[3][:seq]
+
+    def _angles(self, seq: int, device: torch.device) -> torch.Tensor:
+        angles = torch.arange(seq, device=device, dtype=torch.float32)[:, None] * self.inv_freq.to(device)
+        return torch.cat([angles, angles], dim=-1)  # [T, D]
 
     def forward(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Rotate ``q, k [B, H, T, D]`` by their 0-based token positions ``0..T-1``."""

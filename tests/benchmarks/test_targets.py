@@ -103,3 +103,15 @@ def test_the_promoter_scan_needs_both_strands_and_a_real_run():
 def test_a_malformed_file_is_reported_not_raised():
     table = by_key(target_table({"environment": GPU_ENV, "results": [{"method": "triton:x"}]}, None, None))
     assert table["flex_eager_4k"]["status"] == NOT_MEASURED
+
+
+def test_mfu_takes_the_better_of_eager_and_compiled_but_scaling_reads_eager_rows_only():
+    train = {"environment": GPU_ENV, "results": [
+        train_row(4096, 16, 400_000.0, mfu=0.30), train_row(16384, 4, 380_000.0),
+        train_row(4096, 16, 500_000.0, mfu=0.37, method="ours+compile")]}
+    table = by_key(target_table(None, train, None))
+    assert table["train_mfu_4k"]["status"] == MET and table["train_mfu_4k"]["measured"] == 0.37
+    assert table["train_mfu_4k"]["detail"].startswith("ours+compile 16 x 4096")
+    assert table["train_scaling_16k"]["measured"] == 0.95  # over the eager 4K row, not the compiled one
+    train["results"][2]["mfu"] = 0.2
+    assert by_key(target_table(None, train, None))["train_mfu_4k"]["measured"] == 0.30

@@ -1,0 +1,86 @@
+"""CPU training step of the ``pretrain_cpu`` encoder, eager against ``compile_layers``, side by side.
+
+One step is what ``python -m bigbird_dna.train experiment=pretrain_cpu`` runs per batch, without
+the data loader: the default tiny encoder (2 x 128, 4 heads, RoPE, a depthwise convolution of
+width 9, BigBird-ITC block 32) on 8 x 512 char tokens, the MLM loss on 15% of them, backward,
+AdamW. Two copies of the same initial model, one with ``BigBirdEncoder.compile_layers``
+(Inductor: a C++ build on CPU), alternate round by round (``--rounds`` x ``--steps``), so load on
+the machine hits both alike. Reported: the median seconds per step of each, their ratio, and the
+seconds the compiled copy's first step took (the compile).
+
+    python benchmarks/cpu_compile_step.py --out benchmarks/results/cpu_compile_step.json
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.cpu_train_step import MODEL, make_batch  # noqa: E402
+from benchmarks.harness import environment  # noqa: E402
+from bigbird_dna.tasks.mlm import MLMTask  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--length", type=int, default=512)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--backend", default="inductor", help="torch.compile backend")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+
+    torch.manual_seed(0)
+    model = {**MODEL, "conv_kernel": 9}
+    eager = MLMTask(model, {"lr": 1e-3})
+    tasks = {"eager": eager, "compiled": copy.deepcopy(eager)}
+    tasks["compiled"].encoder.compile_layers(backend=args.backend)
+    optimizers = {name: torch.optim.AdamW(task.parameters(), lr=1e-3) for name, task in tasks.items()}
+    generator = torch.Generator().manual_seed(0)
+
+    def step(name: str) -> float:
+        loss, _, _ = tasks[name]._masked_loss(make_batch(args.batch, args.length, generator))
+        optimizers[name].zero_grad()
+        loss.backward()
+        optimizers[name].step()
+        return loss.item()
+
+    first_step_s = {}
+    for name in tasks:  # warm-up; the compiled copy compiles here
+        start = time.perf_counter()
+        step(name)
+        first_step_s[name] = time.perf_counter() - start
+        step(name)
+    timings: dict[str, list[float]] = {name: [] for name in tasks}
+    for _ in range(args.rounds):
+        for name in tasks:
+            start = time.perf_counter()
+            for _ in range(args.steps):
+                step(name)
+            timings[name].append((time.perf_counter() - start) / args.steps)
+    median = {name: statistics.median(values) for name, values in timings.items()}
+    report = {"benchmark": "cpu_compile_step", "model": model, "batch": args.batch, "length": args.length,
+              "compile_backend": args.backend, "seconds_per_step": median, "all_rounds": timings,
+              "first_step_s": first_step_s, "compiled_speedup": median["eager"] / median["compiled"],
+              "command": "python benchmarks/cpu_compile_step.py " + " ".join(argv or sys.argv[1:]),
+              "environment": environment("cpu")}
+    for name, value in median.items():
+        print(f"{name:>9}: {value:.3f} s/step (first step {first_step_s[name]:.1f} s)")
+    print(f"compiled over eager: {report['compiled_speedup']:.2f}x")
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
