@@ -48,7 +48,8 @@ from benchmarks.attention_measure import Recorder, ensure_reference, reference_g
 from benchmarks.harness import environment, wall_s  # noqa: E402
 from benchmarks.timing import MIN_ITERATIONS, MIN_REPEATS  # noqa: E402
 
-VARIANT_NAMES = ("v0", "loop", "preload", "preload-fused", "preload-dkdv-w8", "preload-dkdv-r168")  # = VARIANTS
+VARIANT_NAMES = ("v0", "loop", "preload", "preload-fused", "preload-dkdv-w8", "preload-dkdv-r168",
+                 "preload-fused-atomic-dq", "preload-fused-atomic-dq-w8")  # = VARIANTS
 
 
 def parse_args(argv=None) -> argparse.Namespace:

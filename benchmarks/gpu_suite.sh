@@ -11,12 +11,15 @@
 #   bash benchmarks/gpu_suite.sh --allow-dirty   # GPU, uncommitted changes: results flagged dirty
 #   bash benchmarks/gpu_suite.sh --dry-run       # any machine, CPU: every step in its smoke mode (~1 min; allows dirty)
 #   bash benchmarks/gpu_suite.sh --only env,attention   # some steps only (comma-separated names)
+#   bash benchmarks/gpu_suite.sh --only env,attention_variants   # our kernel variants side by side
+#                                                # (a call of its own: not in the default run)
 #
 # $OUT defaults to benchmarks/results/suite-<date>/ (never counted as dirty); $PYTHON to python3.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-STEPS_ALL="env tests attention attention_mask train promoter_scan"
+STEPS_ALL="env tests attention attention_mask train promoter_scan attention_variants"
+STEPS_OPTIONAL=" attention_variants "  # run when named in --only (and in a dry run), else skipped
 DRY_RUN=0
 ALLOW_DIRTY=0
 ONLY=""
@@ -65,6 +68,7 @@ step() {
     local name=$1 limit=$2
     shift 2
     if [[ -n "$ONLY" && "$ONLY" != *",$name,"* ]]; then return; fi
+    if [[ -z "$ONLY" && $DRY_RUN == 0 && "$STEPS_OPTIONAL" == *" $name "* ]]; then return; fi
     local start=$SECONDS
     echo "== $name (limit ${limit}s)" >&2
     timeout --kill-after=10 "$limit" "$@" > "$OUT/$name.log" 2>&1
@@ -78,6 +82,7 @@ if [[ $DRY_RUN == 1 ]]; then
     TINY=(--smoke --block 16 --head-dim 16)
     ATTENTION=("${TINY[@]}")
     MASK=("${TINY[@]}")
+    VARIANTS=("${TINY[@]}" --methods triton --variants preload-fused preload-fused-atomic-dq)
     TRAIN=(--smoke)
     TESTS=(tests/attention/test_triton_gpu.py)   # all skipped without CUDA: checks the step, fast
     PROMOTER=(--smoke --genome-mbp 0.05)
@@ -88,6 +93,9 @@ else
     ATTENTION=(--seq 4096 16384 65536 --tokens 65536 --tokens-methods triton flex --sdpa-backends cudnn
                --autotune-seq 4096 16384 --budget-s 180)
     MASK=(--seq 4096 16384 65536 --tokens 0 --no-graph)
+    # the backward candidates against the default, with cuDNN dense in the same file
+    VARIANTS=(--seq 4096 16384 65536 --tokens 0 --methods triton sdpa --sdpa-backends cudnn
+              --variants preload-fused preload-fused-atomic-dq preload-fused-atomic-dq-w8 preload-dkdv-w8 --budget-s 240)
     TRAIN=(--budget-s 130)
     # GPU-only checks first, then the compiled kernels against the dense reference (bf16 included)
     # In order of need (a step cut by its limit keeps the earlier results in tests.log): the
@@ -116,5 +124,7 @@ step attention_mask 25 "$PY" benchmarks/attention.py "${MASK[@]}" --key-padding-
 step train 170 "$PY" benchmarks/train_throughput.py "${TRAIN[@]}" --out "$OUT/train.json"
 # 6. promoter scanning throughput, end to end
 step promoter_scan "${PROMOTER_LIMIT:-50}" "$PY" benchmarks/promoter_scan.py "${PROMOTER[@]}" --out "$OUT/promoter_scan.json"
+# 7. (--only attention_variants, or a dry run) our kernel variants, each gated, with cuDNN
+step attention_variants 290 "$PY" benchmarks/attention.py "${VARIANTS[@]}" --out "$OUT/attention_variants.json"
 
 "$PY" benchmarks/gpu_suite_report.py merge "$OUT" --stamp "$STAMP" "${DRY[@]}"

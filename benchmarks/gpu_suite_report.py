@@ -86,6 +86,10 @@ def attention_lines(data: dict | None) -> list[str]:
     return lines
 
 
+# The steps' result files (``<name>.json`` under the suite's $OUT); absent ones merge as None.
+STEP_FILES = ("attention", "attention_mask", "train", "promoter_scan", "attention_variants")
+
+
 def merge(out: Path, stamp: str, dry_run: bool) -> Path:
     steps = []
     for line in (out / "steps.tsv").read_text().splitlines() if (out / "steps.tsv").exists() else []:
@@ -99,9 +103,9 @@ def merge(out: Path, stamp: str, dry_run: bool) -> Path:
                "device": env.get("device"), "versions": env.get("versions"),
                "clocks_and_power": env.get("nvidia_smi_gpu"), "environment": env, "steps": steps,
                "tests": count_test_outcomes(out / "tests.log")}
-    for name in ("attention", "attention_mask", "train", "promoter_scan"):
+    for name in STEP_FILES:
         results[name] = read_json(out / f"{name}.json")
-    results["other_commit_in"] = [name for name in ("attention", "attention_mask", "train", "promoter_scan")
+    results["other_commit_in"] = [name for name in STEP_FILES
                                    if (results[name] or {}).get("commit") not in (None, results["commit"])]
     results["target_table"] = target_table(results["attention"], results["train"], results["promoter_scan"])
     path = out / f"gpu-{stamp}{'-dryrun' if dry_run else ''}.json"
@@ -123,7 +127,7 @@ def print_table(results: dict) -> None:
         status = "timed out" if s["timed_out"] else "ok" if s["exit_status"] == 0 else f"exit {s['exit_status']}"
         print(f"| {s['step']} | {status} | {s['seconds']} |")
     print(f"tests: {results['tests']['tests']} failed: {results['tests']['failed'][:10]}")
-    for line in attention_lines(results["attention"]) + attention_lines(results["attention_mask"]):
+    for line in sum((attention_lines(results[name]) for name in ("attention", "attention_mask", "attention_variants")), []):
         print(line)
     train = results["train"] or {}
     for row in train.get("results", []):

@@ -7,6 +7,12 @@ or column accumulate into an fp32 buffer with atomics (order-dependent rounding,
 whole rows and columns store directly, so ordinary blocks are bitwise deterministic. One buffer
 holds the dQ, dK and dV accumulators, zeroed once when allocated; one scatter launch copies all
 three out and zeroes them again.
+
+With ``ATOMIC_DQ`` (``KernelOptions.dq="atomic"``), the dK/dV kernel also adds ``dS K`` into an
+fp32 ``[B, H, nb * BLOCK, D]`` buffer with atomics, and ``_bwd_dq_convert_kernel`` scales and
+casts it into dQ (zeroing it again): five block products per (query block, key block) pair
+instead of seven, since the dQ kernel no longer recomputes ``Q K^T`` and ``dO V^T``; dQ's last
+bits then depend on the order of the atomics.
 """
 import triton
 import triton.language as tl
@@ -117,7 +123,7 @@ def _bwd_dq_kernel(
 
 @triton.jit
 def _bwd_dkdv_kernel(
-    Q, K, V, DO, LSE, DELTA, KPM, DK, DV, DK_ACC, DV_ACC,
+    Q, K, V, DO, LSE, DELTA, KPM, DK, DV, DK_ACC, DV_ACC, DQ_ATOMIC,
     item_row, item_start, item_end, item_group, q_idx,
     sm_scale, qk_scale,
     stride_qb, stride_qh, stride_qt,
@@ -129,9 +135,10 @@ def _bwd_dkdv_kernel(
     seq_len, num_heads, num_blocks, num_batch, num_groups,
     BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr,
     HAS_KPM: tl.constexpr, MASK_KEYS: tl.constexpr, DOT_PRECISION: tl.constexpr,
-    CHUNK: tl.constexpr, PRELOAD: tl.constexpr,
+    CHUNK: tl.constexpr, PRELOAD: tl.constexpr, ATOMIC_DQ: tl.constexpr,
 ):
-    """dK, dV of one key block over the query blocks ``q_idx[start:end]`` (transposed table).
+    """dK, dV of one key block over the query blocks ``q_idx[start:end]`` (transposed table);
+    with ``ATOMIC_DQ``, also each query block's unscaled ``dS K`` added into ``DQ_ATOMIC``.
 
     Works on transposed scores S^T [keys, queries].
     """
@@ -149,6 +156,9 @@ def _bwd_dkdv_kernel(
     do_tile = DO + b * stride_gb + h * stride_gh + arange_m[:, None] * stride_gt + offs_d[None, :]
     lse_row = LSE + (b * num_heads + h) * seq_len + arange_m
     delta_row = DELTA + (b * num_heads + h) * seq_len + arange_m
+    # fp32 dQ rows of query block 0 of this (batch, head); the buffer has num_blocks * BLOCK rows.
+    dqa_tile = (DQ_ATOMIC + (b * num_heads + h) * num_blocks * BLOCK * HEAD_DIM
+                + arange_m[:, None] * HEAD_DIM + offs_d[None, :])
 
     dk = tl.zeros([BLOCK, HEAD_DIM], tl.float32)
     dv = tl.zeros([BLOCK, HEAD_DIM], tl.float32)
@@ -175,6 +185,9 @@ def _bwd_dkdv_kernel(
         dp_t = tl.dot(v, tl.trans(do), input_precision=DOT_PRECISION)
         ds_t = p_t * (dp_t - delta[None, :])
         dk += tl.dot(ds_t.to(q.dtype), q, input_precision=DOT_PRECISION)
+        if ATOMIC_DQ:
+            dq_part = tl.dot(tl.trans(ds_t.to(k.dtype)), k, input_precision=DOT_PRECISION)  # [queries, D]
+            tl.atomic_add(dqa_tile + start_m * HEAD_DIM, dq_part, sem="relaxed")
     dk *= sm_scale
 
     group = tl.load(item_group + item)
@@ -227,3 +240,25 @@ def _bwd_scatter_kernel(
                 HEAD_DIM, True)
     out += (row // num_blocks).to(tl.int64) * stride_h
     _store_tile(out, (row % num_blocks) * BLOCK + arange, stride_t, seq_len, tile, HEAD_DIM, EVEN_T)
+
+
+@triton.jit
+def _bwd_dq_convert_kernel(
+    DQ_ATOMIC, DQ, sm_scale,
+    stride_dqb, stride_dqh, stride_dqt,
+    seq_len, num_heads, num_blocks,
+    BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, EVEN_T: tl.constexpr,
+):
+    """dQ = sm_scale * DQ_ATOMIC in dQ's dtype, and DQ_ATOMIC zeroed for the next backward.
+
+    ``DQ_ATOMIC [B, H, num_blocks * BLOCK, D]`` fp32, contiguous. Grid: ``(num_blocks, B * H)``.
+    """
+    bh = tl.program_id(1)
+    b = (bh // num_heads).to(tl.int64)
+    h = (bh % num_heads).to(tl.int64)
+    arange = tl.arange(0, BLOCK)
+    rows = tl.program_id(0) * BLOCK + arange
+    acc = DQ_ATOMIC + bh.to(tl.int64) * num_blocks * BLOCK * HEAD_DIM
+    tile = _load_tile(acc, rows, HEAD_DIM, num_blocks * BLOCK, HEAD_DIM, True)
+    _store_tile(acc, rows, HEAD_DIM, num_blocks * BLOCK, tl.zeros([BLOCK, HEAD_DIM], tl.float32), HEAD_DIM, True)
+    _store_tile(DQ + b * stride_dqb + h * stride_dqh, rows, stride_dqt, seq_len, tile * sm_scale, HEAD_DIM, EVEN_T)

@@ -14,7 +14,9 @@ Algorithm (FlashAttention-2 over a block graph):
   from the LSE. Long transposed columns (the global key blocks, seen by every query block) are split
   like the forward rows; their items add into an fp32 buffer with ``tl.atomic_add`` that is copied
   into dK/dV at the end (same for split dQ rows). Everything else is stored directly, so ordinary
-  blocks are deterministic; split rows/columns may differ in the last bits between runs.
+  blocks are deterministic; split rows/columns may differ in the last bits between runs. With
+  ``KernelOptions.dq="atomic"`` there is no dQ kernel: dK/dV adds ``dS K`` into an fp32 buffer
+  with atomics, and a small kernel scales it into dQ (``triton_backward``).
 - **Scheduling** (``triton_schedule``). The work lists are built with torch ops from the CSR
   pointers and cached per layout table for as long as it lives: the first call with a layout
   does one host sync (to size the grid); later calls do none and are CUDA-graph capturable. Split
@@ -29,20 +31,8 @@ Algorithm (FlashAttention-2 over a block graph):
 - **Masking.** Only when needed (``T % b != 0`` or a ``key_padding_mask``) are scores masked per
   element. Padding keys are never attended. Padding query rows, and rows without any attendable key,
   output exactly 0; their LSE is stored as ``+inf`` so that they get zero gradient everywhere.
-- **Index mode** (``KernelOptions.index_mode``). Compiled for sm_90 (bf16, block 64, D 64) with
-  triton 3.6.0 (the GPU image's) and 3.9.0 alike: with the block index loaded inside the loop
-  (``"loop"``), the TTGIR loop of all three kernels starts with ``async_wait {num =
-  0}`` (no prefetch) when there is no padding mask; with a padding mask forward and dQ already
-  pipeline (``num = 2``) but dK/dV does not. With the item's indices preloaded into registers
-  (``"preload"``) every case waits with ``num = 2`` (forward, dQ) or ``num = 4`` (dK/dV), for 2-4
-  more registers and 16-17 KiB more shared memory (the fused merge adds 6 more registers to the
-  forward: 126). dK/dV uses 194-198 registers at 4 warps (2
-  programs per SM); ``dkdv_num_warps=8`` gives 152-158, ``dkdv_maxnreg=168`` gives 168 with
-  112 bytes of spill (3 per SM). ``VARIANTS`` names the options that ``benchmarks/attention.py``
-  times side by side. The default, ``"preload-fused"``, was chosen on an H100 (bf16, 12 heads,
-  BigBird-ITC): its GPU time per forward+backward (CUDA-graph replay) was the lowest at 4K, 16K
-  and 64K tokens (0.127, 0.417, 1.679 ms against 0.134, 0.473, 1.746 for ``"loop"``); see
-  ``benchmarks/README.md``.
+- **Launch options** (``triton_options``): how indices are read, the merge, the dQ path, warps
+  and register caps; named ``VARIANTS``, of which ``DEFAULT_OPTIONS`` was measured fastest.
 
 Supported: q, k, v ``[B, H, T, D]`` (any strides with unit stride on D, else copied), fp16, bf16 or
 fp32 (fp32 dots in IEEE precision, no TF32); D in {16, 32, 64, 128}; ``layout.block_size`` in
@@ -69,7 +59,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import torch
 import triton
@@ -79,12 +69,21 @@ from bigbird_dna.attention.layout import BlockLayout
 from bigbird_dna.attention.triton_backward import (
     _bwd_delta_kernel,
     _bwd_dkdv_kernel,
+    _bwd_dq_convert_kernel,
     _bwd_dq_kernel,
     _bwd_scatter_kernel,
 )
 from bigbird_dna.attention.triton_forward import _attn_fwd_kernel, _attn_fwd_merge_kernel
 from bigbird_dna.attention.triton_launch import KernelLauncher, scratch, scratch_guard
-from bigbird_dna.attention.triton_schedule import ORDERS, WorkPlan, auto_chunk_blocks, cached_work_plan
+from bigbird_dna.attention.triton_options import (  # noqa: F401 - INDEX_MODES, MERGES: re-exported
+    INDEX_MODES,
+    MERGES,
+    VARIANTS,
+    KernelOptions,
+    _dkdv_config,
+    _launch_config,
+)
+from bigbird_dna.attention.triton_schedule import WorkPlan, auto_chunk_blocks, cached_work_plan
 from bigbird_dna.errors import InputError
 
 __all__ = ["KernelOptions", "VARIANTS", "triton_block_sparse_attention"]
@@ -92,79 +91,9 @@ __all__ = ["KernelOptions", "VARIANTS", "triton_block_sparse_attention"]
 SUPPORTED_BLOCK_SIZES = (16, 32, 64, 128)
 SUPPORTED_HEAD_DIMS = (16, 32, 64, 128)
 SUPPORTED_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
-INDEX_MODES = ("loop", "preload")
-MERGES = ("launch", "fused")
 PROGRAMS_PER_SM = 4  # resident forward programs per SM (117-134 registers per thread at 4 warps, sm_90)
 _LOG2E = 1.4426950408889634
-
-
-@dataclass(frozen=True)
-class KernelOptions:
-    """Launch choices that change speed, never results (beyond split-row rounding).
-
-    Attributes:
-        index_mode: ``"loop"`` loads each key (query) block index inside the loop; ``"preload"``
-            loads the item's indices into registers first, which lets Triton pipeline the K/V
-            (Q/dO) loads (see the module docstring).
-        chunk_blocks: most blocks per program; ``None`` sizes it from the total work and the SM
-            count (:func:`~bigbird_dna.attention.triton_schedule.auto_chunk_blocks`).
-        order: work-item order, ``"head_major"`` or ``"lpt"`` (see ``triton_schedule``).
-        merge: ``"launch"`` merges the forward partials of split rows in a second kernel;
-            ``"fused"`` lets the last item of each split row merge them (an arrival counter per
-            row instead of a launch, and the merge leaves the critical path).
-        dkdv_num_warps, dkdv_maxnreg: override the dK/dV kernel's warps and register cap.
-    """
-
-    index_mode: str = "loop"
-    chunk_blocks: int | None = None
-    order: str = "head_major"
-    merge: str = "launch"
-    dkdv_num_warps: int | None = None
-    dkdv_maxnreg: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.index_mode not in INDEX_MODES:
-            raise InputError(f"index_mode must be one of {INDEX_MODES}, got {self.index_mode!r}")
-        if self.merge not in MERGES:
-            raise InputError(f"merge must be one of {MERGES}, got {self.merge!r}")
-        if self.order not in ORDERS:
-            raise InputError(f"order must be one of {ORDERS}, got {self.order!r}")
-        if self.chunk_blocks is not None and self.chunk_blocks < 1:
-            raise InputError(f"chunk_blocks must be >= 1, got {self.chunk_blocks}")
-
-
-# Named variants that benchmarks/attention.py times side by side. "v0" is the first schedule
-# (index loaded in the loop, chunks of 32, longest-first order everywhere; its backward now shares
-# the one-scatter fix-up of all variants).
-VARIANTS = {
-    "v0": KernelOptions(chunk_blocks=32, order="lpt"),
-    "loop": KernelOptions(),
-    "preload": KernelOptions(index_mode="preload"),
-    "preload-fused": KernelOptions(index_mode="preload", merge="fused"),
-    "preload-dkdv-w8": KernelOptions(index_mode="preload", dkdv_num_warps=8),
-    "preload-dkdv-r168": KernelOptions(index_mode="preload", dkdv_maxnreg=168),
-}
-DEFAULT_OPTIONS = VARIANTS["preload-fused"]  # measured fastest on an H100 (module docstring)
-
-
-def _launch_config(block: int, head_dim: int, elem_size: int, backward: bool) -> dict:
-    """num_warps / num_stages: untuned first guesses, ignored by the interpreter.
-
-    Fewer pipeline stages for bigger tiles keep shared memory within an A100's 163 KiB (160 KiB at
-    block 128 x D 128 in half precision; the tests compile the kernels and check).
-    """
-    tile_kib = block * head_dim * elem_size // 1024
-    stages = (3 if tile_kib <= 8 else 2 if tile_kib <= 16 else 1) if backward else (3 if tile_kib <= 16 else 2)
-    return {"num_warps": 4 if block * head_dim <= 64 * 64 else 8, "num_stages": stages}
-
-
-def _dkdv_config(config: dict, options: KernelOptions) -> dict:
-    config = dict(config)
-    if options.dkdv_num_warps is not None:
-        config["num_warps"] = options.dkdv_num_warps
-    if options.dkdv_maxnreg is not None:
-        config["maxnreg"] = options.dkdv_maxnreg
-    return config
+DEFAULT_OPTIONS = VARIANTS["preload-fused"]  # measured fastest on an H100 (triton_options)
 
 
 @functools.lru_cache(maxsize=None)
@@ -208,6 +137,7 @@ def _kernel_constants(q: torch.Tensor, layout: BlockLayout, key_padding_mask) ->
 _FWD, _FWD_MERGE = KernelLauncher(_attn_fwd_kernel), KernelLauncher(_attn_fwd_merge_kernel)
 _BWD_DELTA, _BWD_DQ = KernelLauncher(_bwd_delta_kernel), KernelLauncher(_bwd_dq_kernel)
 _BWD_DKDV, _BWD_SCATTER = KernelLauncher(_bwd_dkdv_kernel), KernelLauncher(_bwd_scatter_kernel)
+_BWD_DQ_CONVERT = KernelLauncher(_bwd_dq_convert_kernel)
 
 
 def _forward(q, k, v, layout: BlockLayout, kpm, scale: float, options: KernelOptions):
@@ -247,31 +177,38 @@ def _backward(do, q, k, v, o, lse, layout: BlockLayout, kpm, scale: float, optio
     config = _launch_config(bs, D, q.element_size(), backward=True)
     kpm_arg = q if kpm is None else kpm
     chunk = _chunk_blocks(options, layout, B)
-    kv_plan = cached_work_plan(layout.kv_ptr, chunk, options.order)
+    atomic_dq = options.dq == "atomic"
+    kv_plan = None if atomic_dq else cached_work_plan(layout.kv_ptr, chunk, options.order)
     q_plan = cached_work_plan(layout.q_ptr, chunk, options.order)
-    gq, gk = kv_plan.num_groups, q_plan.num_groups
+    gq, gk = (0 if atomic_dq else kv_plan.num_groups), q_plan.num_groups
     # Every allocation before the first launch: the accumulators of the split rows' dQ and the
-    # split columns' dK and dV are zero between calls because the scatter launch re-zeroes them.
+    # split columns' dK and dV (and the atomic dQ buffer) are zero between calls because the
+    # scatter (convert) launch re-zeroes them.
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     delta = scratch("bwd_delta", (B, H, T), f32, dev)
     acc = scratch("bwd_acc", (B, gq + 2 * gk, bs, D), f32, dev, zero=True)
+    dq_atomic = scratch("bwd_dq_atomic", (B, H, nb * bs, D), f32, dev, zero=True) if atomic_dq else acc
     with scratch_guard():
         _BWD_DELTA((triton.cdiv(T, bs), B * H),
                    o, do, delta, *_strides(o), *_strides(do), T, H, BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"])
-        _BWD_DQ((kv_plan.num_items * B,),
-                q, k, v, do, lse, delta, kpm_arg, dq, acc,
-                kv_plan.item_row, kv_plan.item_start, kv_plan.item_end, kv_plan.item_group, layout.kv_idx,
-                scale, scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(do), *_strides(dq),
-                T, H, nb, B, gq + 2 * gk, **consts, **_index_constants(kv_plan, options), **config)
+        if not atomic_dq:
+            _BWD_DQ((kv_plan.num_items * B,),
+                    q, k, v, do, lse, delta, kpm_arg, dq, acc,
+                    kv_plan.item_row, kv_plan.item_start, kv_plan.item_end, kv_plan.item_group, layout.kv_idx,
+                    scale, scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(do), *_strides(dq),
+                    T, H, nb, B, gq + 2 * gk, **consts, **_index_constants(kv_plan, options), **config)
         _BWD_DKDV((q_plan.num_items * B,),
-                  q, k, v, do, lse, delta, kpm_arg, dk, dv, acc[:, gq:], acc[:, gq + gk:],
+                  q, k, v, do, lse, delta, kpm_arg, dk, dv, acc[:, gq:], acc[:, gq + gk:], dq_atomic,
                   q_plan.item_row, q_plan.item_start, q_plan.item_end, q_plan.item_group, layout.q_idx,
                   scale, scale * _LOG2E, *_strides(q), *_strides(k), *_strides(v), *_strides(do),
                   *_strides(dk), *_strides(dv), T, H, nb, B, gq + 2 * gk,
-                  **consts, **_index_constants(q_plan, options), **_dkdv_config(config, options))
+                  **consts, **_index_constants(q_plan, options), ATOMIC_DQ=atomic_dq, **_dkdv_config(config, options))
+        if atomic_dq:
+            _BWD_DQ_CONVERT((nb, B * H), dq_atomic, dq, scale, *_strides(dq), T, H, nb,
+                            BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"])
         if gq + gk:
             _BWD_SCATTER(((gq + 2 * gk) * B,),
-                         acc, dq, dk, dv, kv_plan.group_row, q_plan.group_row, *_strides(dq), *_strides(dk),
+                         acc, dq, dk, dv, (q_plan if atomic_dq else kv_plan).group_row, q_plan.group_row, *_strides(dq), *_strides(dk),
                          *_strides(dv), T, nb, B, gq, gk, BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"])
     return dq, dk, dv
 

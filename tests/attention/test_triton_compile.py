@@ -23,11 +23,11 @@ pytest.importorskip("triton")
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("triton.backends.nvidia") is None,
                                 reason="no CUDA backend in triton")
 REPO = Path(__file__).resolve().parents[2]
-FP32_BUFFERS = {"LSE", "DELTA", "O_PART", "LSE_PART", "DQ_ACC", "DK_ACC", "DV_ACC", "ACC"}
+FP32_BUFFERS = {"LSE", "DELTA", "O_PART", "LSE_PART", "DQ_ACC", "DK_ACC", "DV_ACC", "ACC", "DQ_ATOMIC"}
 
 
 def compile_kernel(kernel, arch: int, dtype: str, block: int, dim: int, even: bool, kpm: bool,
-                   preload: bool, options: dict):
+                   preload: bool, options: dict, atomic_dq: bool = False):
     """``triton.compile`` one kernel for sm_<arch> the way the JIT specialises real calls
     (16-aligned pointers and strides; front end, LLVM and ptxas, no GPU)."""
     import triton
@@ -36,7 +36,8 @@ def compile_kernel(kernel, arch: int, dtype: str, block: int, dim: int, even: bo
 
     consts = dict(BLOCK=block, HEAD_DIM=dim, EVEN_T=even, HAS_KPM=kpm, MASK_KEYS=kpm or not even,
                   DOT_PRECISION="ieee" if dtype == "fp32" else None, CHUNK=32 if preload else 1, PRELOAD=preload,
-                  FUSED_MERGE=preload)  # the fused forward merge is compiled along with preload
+                  FUSED_MERGE=preload,  # the fused forward merge is compiled along with preload
+                  ATOMIC_DQ=atomic_dq)
     signature, constexprs = {}, {}
     for param in kernel.params:
         name = param.name
@@ -65,18 +66,21 @@ def compile_every_kernel(arch: int, configs=None) -> list[str]:
     from bigbird_dna.attention.triton_kernels import _launch_config
 
     kernels = [(fwd._attn_fwd_kernel, False), (fwd._attn_fwd_merge_kernel, False), (bwd._bwd_delta_kernel, True),
-               (bwd._bwd_dq_kernel, True), (bwd._bwd_dkdv_kernel, True), (bwd._bwd_scatter_kernel, True)]
+               (bwd._bwd_dq_kernel, True), (bwd._bwd_dkdv_kernel, True), (bwd._bwd_scatter_kernel, True),
+               (bwd._bwd_dq_convert_kernel, True)]
     failures = []
     configs = configs or [("bf16", 64, 64, True, False), ("fp32", 32, 128, False, True),
                           ("fp16", 128, 128, False, True)]
     for dtype, block, dim, even, kpm in configs:
         for kernel, backward in kernels:
-            modes = (False, True) if "PRELOAD" in kernel.arg_names else (False,)
-            for preload in modes:
-                where = f"sm_{arch} {kernel.__name__} {dtype} b{block} d{dim} preload={preload}"
+            modes = [(False, False), (True, False)] if "PRELOAD" in kernel.arg_names else [(False, False)]
+            if "ATOMIC_DQ" in kernel.arg_names:
+                modes.append((True, True))
+            for preload, atomic_dq in modes:
+                where = f"sm_{arch} {kernel.__name__} {dtype} b{block} d{dim} preload={preload} atomic_dq={atomic_dq}"
                 options = _launch_config(block, dim, 4 if dtype == "fp32" else 2, backward)
                 try:
-                    compiled = compile_kernel(kernel, arch, dtype, block, dim, even, kpm, preload, options)
+                    compiled = compile_kernel(kernel, arch, dtype, block, dim, even, kpm, preload, options, atomic_dq)
                 except Exception as err:  # noqa: BLE001 - report every failure
                     failures.append(f"{where}: {err}")
                     continue
@@ -116,10 +120,16 @@ def pipelining_report() -> dict:
                 compiled = compile_kernel(kernel, 90, "bf16", 64, 64, True, kpm, preload, backward_config)
                 waits = [int(n) for n in re.findall(r"async_wait[^\n]*\{num = (\d+)", compiled.asm["ttgir"])]
                 report["waits"][f"{kernel.__name__} kpm={kpm} {'preload' if preload else 'loop'}"] = waits
-    for name in ("preload", "preload-dkdv-w8", "preload-dkdv-r168"):
-        config = _dkdv_config(backward_config, VARIANTS[name])
-        compiled = compile_kernel(bwd._bwd_dkdv_kernel, 90, "bf16", 64, 64, True, False, True, config)
+    for name in ("preload", "preload-dkdv-w8", "preload-dkdv-r168", "preload-fused-atomic-dq",
+                 "preload-fused-atomic-dq-w8"):
+        options = VARIANTS[name]
+        config = _dkdv_config(backward_config, options)
+        compiled = compile_kernel(bwd._bwd_dkdv_kernel, 90, "bf16", 64, 64, True, False, True, config,
+                                  atomic_dq=options.dq == "atomic")
         report["dkdv_registers"][name] = registers(compiled)
+        if options.dq == "atomic":
+            report["dkdv_atomics"] = re.findall(r"\b(?:red|atom)\.[\w.]+", compiled.asm["ptx"])
+            report["dkdv_shared_atomic"] = compiled.metadata.shared
     return report
 
 
@@ -155,3 +165,9 @@ def test_preloaded_indices_let_the_sm90_loop_prefetch_and_the_register_cap_holds
     registers_used = report["dkdv_registers"]
     assert registers_used["preload-dkdv-r168"] <= 168 < registers_used["preload"], registers_used
     assert registers_used["preload-dkdv-w8"] < registers_used["preload"], registers_used
+    # dq="atomic": dS K is one more product in dK/dV's loop: 215 registers at 4 warps (still 2
+    # programs per SM, no spill), and its adds go out as 4-wide fp32 reductions.
+    assert registers_used["preload"] < registers_used["preload-fused-atomic-dq"] <= 255, registers_used
+    atomics = report["dkdv_atomics"]
+    assert atomics and all(op == "red.global.gpu.relaxed.add.v4.f32" for op in atomics), set(atomics)
+    assert 2 * report["dkdv_shared_atomic"] <= 227 * 1024  # two programs fit an H100 SM's shared memory

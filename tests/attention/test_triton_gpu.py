@@ -19,7 +19,7 @@ from tests.attention.test_triton_kernels import (  # noqa: E402
 @pytest.mark.skipif(DEVICE != "cuda", reason="needs CUDA (compiled kernels)")
 @pytest.mark.parametrize("seq", [4096, 16384])
 @pytest.mark.parametrize("dim", [64, 128])
-@pytest.mark.parametrize("variant", ["loop", "preload-fused"])
+@pytest.mark.parametrize("variant", ["loop", "preload-fused", "preload-fused-atomic-dq"])
 def test_gpu_full_size_bigbird_matches_torch_backend(seq, dim, variant):
     heads, block = 12, 64
     pattern = preset("bigbird_itc", **PRESET_PARAMS["bigbird_itc"])
@@ -38,7 +38,7 @@ def test_gpu_full_size_bigbird_matches_torch_backend(seq, dim, variant):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(DEVICE != "cuda", reason="needs CUDA (compiled kernels)")
-@pytest.mark.parametrize("variant", ["loop", "preload-fused"])
+@pytest.mark.parametrize("variant", ["loop", "preload-fused", "preload-fused-atomic-dq"])
 def test_gpu_forward_and_backward_are_sync_free_and_capture_in_a_cuda_graph(variant):
     """After the first call with a layout, a call does no host sync and replays from a CUDA graph."""
     seq, heads = 4096, 12

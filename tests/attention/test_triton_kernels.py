@@ -73,11 +73,11 @@ def outputs_and_grads(fn, q, k, v, layout, mask, grad_out, **kw):
     return (out, *torch.autograd.grad(out, (q, k, v), grad_out.to(out.dtype)))
 
 
-def check_against_reference(layout, q, k, v, mask=None, index_mode="loop", merge="launch", **kw):
+def check_against_reference(layout, q, k, v, mask=None, index_mode="loop", merge="launch", dq="kernel", **kw):
     """Assert Triton's (out, dq, dk, dv) match the fp64 dense reference; return Triton's."""
     grad_out = torch.randn(q.shape, generator=torch.Generator().manual_seed(1)).to(DEVICE)
     got = outputs_and_grads(triton_block_sparse_attention, q, k, v, layout, mask, grad_out,
-                            options=KernelOptions(index_mode=index_mode, merge=merge), **kw)
+                            options=KernelOptions(index_mode=index_mode, merge=merge, dq=dq), **kw)
     ref_inputs = [x.detach().double().requires_grad_() for x in (q, k, v)]
     scale = kw.get("scale")
     want = outputs_and_grads(dense_reference_attention, *ref_inputs, layout, mask, grad_out, scale=scale)
@@ -132,6 +132,17 @@ def test_custom_block_mask_with_empty_rows_and_columns_and_explicit_scale(index_
     out, dq, dk, dv = check_against_reference(layout, q, k, v, scale=0.3, index_mode=index_mode)
     assert torch.all(out[0, 0, 48:64] == 0) and torch.all(dq[0, 0, 48:64] == 0)
     assert torch.all(dk[0, 1, 80:96] == 0) and torch.all(dv[0, 1, 80:96] == 0)
+
+
+@pytest.mark.parametrize("name", ["bigbird_itc", "bigbird_etc", "window_random", "dense"])
+def test_atomic_dq_matches_reference_with_partial_blocks_and_padding(name):
+    """dq="atomic": the dK/dV kernel adds dS K into fp32 rows, for every query block a key block sees."""
+    block, heads = 16, 2
+    layout = make_layout(name, 11 if name == "bigbird_etc" else 12, block, heads)
+    seq = layout.num_q_blocks * block - 5
+    q, k, v = make_qkv(2, heads, seq, 32)
+    check_against_reference(layout, q, k, v, padding_mask([seq, seq - 37], seq), index_mode="preload",
+                            merge="fused", dq="atomic", chunk_blocks=3)
 
 
 @pytest.mark.parametrize("chunk_blocks", [1, 3])

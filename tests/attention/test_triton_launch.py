@@ -120,17 +120,18 @@ def test_scratch_buffers_are_kept_per_shape_and_dropped_after_a_failed_launch():
 
 
 @pytest.mark.skipif(DEVICE == "cpu" and not INTERPRETED, reason="needs CUDA or TRITON_INTERPRET=1")
-@pytest.mark.parametrize("merge", ["fused", "launch"])
-def test_repeated_calls_reuse_zeroed_scratch_and_give_the_same_numbers(merge):
+@pytest.mark.parametrize("merge, dq", [("fused", "kernel"), ("launch", "kernel"), ("fused", "atomic")])
+def test_repeated_calls_reuse_zeroed_scratch_and_give_the_same_numbers(merge, dq):
     """Split global rows and columns (chunks of 2 blocks) use every scratch buffer: the fused
-    merge's arrival counters and the backward's accumulators must be zero again after each call."""
+    merge's arrival counters, the backward's accumulators and the atomic dQ buffer must be zero
+    again after each call."""
     clear_scratch()
     layout = preset("bigbird_itc", window=3, num_random=2, global_per_end=1).build(
         2, 8, 16, seed=0, layer=0, device=DEVICE)
     g = torch.Generator().manual_seed(0)
     q, k, v = (torch.randn(2, 2, 8 * 16, 16, generator=g).to(DEVICE).requires_grad_() for _ in range(3))
     grad_out = torch.randn(q.shape, generator=g).to(DEVICE)
-    options = KernelOptions(index_mode="preload", merge=merge, chunk_blocks=2)
+    options = KernelOptions(index_mode="preload", merge=merge, chunk_blocks=2, dq=dq)
 
     def run():
         out = triton_block_sparse_attention(q, k, v, layout, options=options)
@@ -138,9 +139,11 @@ def test_repeated_calls_reuse_zeroed_scratch_and_give_the_same_numbers(merge):
 
     first = run()
     buffers = {key[0]: buf for key, buf in triton_launch._scratch.items()}
-    expected = {"fwd_o_part", "fwd_lse_part", "bwd_delta", "bwd_acc"} | ({"fwd_counter"} if merge == "fused" else set())
+    expected = ({"fwd_o_part", "fwd_lse_part", "bwd_delta", "bwd_acc"} | ({"fwd_counter"} if merge == "fused" else set())
+                | ({"bwd_dq_atomic"} if dq == "atomic" else set()))
     assert set(buffers) == expected
     assert not buffers["bwd_acc"].any() and (merge != "fused" or not buffers["fwd_counter"].any())
+    assert dq != "atomic" or not buffers["bwd_dq_atomic"].any()
     second = run()
     assert {key[0]: buf.data_ptr() for key, buf in triton_launch._scratch.items()} == \
         {name: buf.data_ptr() for name, buf in buffers.items()}

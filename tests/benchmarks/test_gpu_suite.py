@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-STEPS = ["env", "tests", "attention", "attention_mask", "train", "promoter_scan"]
+STEPS = ["env", "tests", "attention", "attention_mask", "train", "promoter_scan", "attention_variants"]
 
 
 @pytest.mark.slow
@@ -30,7 +30,7 @@ def test_dry_run_runs_every_step_and_merges_their_results(tmp_path):
     # the tree was recorded once, before the steps, and every result file carries that record
     tree = json.loads((tmp_path / "git.json").read_text())
     assert isinstance(tree["dirty"], bool) and tree["dirty"] == bool(tree["git_status"])
-    for name in ("attention", "attention_mask", "train", "promoter_scan"):
+    for name in ("attention", "attention_mask", "train", "promoter_scan", "attention_variants"):
         assert (merged[name]["commit"], merged[name]["dirty"]) == (tree["commit"], tree["dirty"]), name
     assert (merged["commit"], merged["dirty"], merged["git_status"]) == (tree["commit"], tree["dirty"],
                                                                         tree["git_status"])
@@ -49,5 +49,9 @@ def test_dry_run_runs_every_step_and_merges_their_results(tmp_path):
     assert train[("ours", "memory", 256)]["checkpoint_layers"] and ("hf", "vs_hf", 128) in train
     assert all(r["model_flops_per_step"] > 0 and r["mfu"] is None for r in train.values())  # no peak off CUDA
     assert merged["promoter_scan"]["windows_scored"] > 0
+    assert ("ours+compile", "scaling", 128) in train  # compiled layers, timed beside the eager row
+    variants = {row["method"]: row for row in merged["attention_variants"]["results"]}
+    assert {"triton:preload-fused", "triton:preload-fused-atomic-dq"} <= set(variants)
+    assert all(row["gate"]["passed"] for row in variants.values())  # the atomic dQ passes the fp32 gate
     assert {line["status"] for line in merged["target_table"]} == {"not measured"}  # smoke values
     assert "| attention | ok |" in result.stdout and "| not measured |" in result.stdout
