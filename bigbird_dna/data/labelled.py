@@ -18,7 +18,13 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from bigbird_dna.data.baselines import baseline_settings, run_baselines
-from bigbird_dna.data.loaders import DropsFullPaddingMasks, check_loader_settings, ignore_stop_signals
+from bigbird_dna.data.loaders import (
+    DropsFullPaddingMasks,
+    ResumableMapLoader,
+    ResumesMidEpoch,
+    check_loader_settings,
+    ignore_stop_signals,
+)
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.tokenizer import DNATokenizer
@@ -93,7 +99,7 @@ class LabelledSequenceCollator:
                 "labels": torch.as_tensor(np.stack(labels), dtype=torch.float32)}
 
 
-class LabelledDataModule(DropsFullPaddingMasks, L.LightningDataModule):
+class LabelledDataModule(DropsFullPaddingMasks, ResumesMidEpoch, L.LightningDataModule):
     """Train/val/test datasets of ``(seq, labels)`` items, batched by :class:`LabelledSequenceCollator`.
 
     The tokenizer is attached after construction (:meth:`attach_tokenizer`), because a model
@@ -129,6 +135,7 @@ class LabelledDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         self.max_tokens = 0
         self.label_kind = label_kind
         self.baselines = dict(baselines or {})
+        self.resume_position: dict[int, int] = {}  # {epoch: batches} a resumed run skips (ResumesMidEpoch)
         baseline_settings(self.baselines)  # refuse a bad data.baselines before training, not after
 
     def training_sequences(self) -> Iterable[str]:
@@ -178,14 +185,16 @@ class LabelledDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         if self.tokenizer is None:
             raise RuntimeError("attach_tokenizer() must be called before the data loaders are built")
         generator, dataset = None, self.datasets[split]
+        epoch = self.trainer.current_epoch if self.trainer is not None else 0
         if shuffle:  # a new order each epoch (loaders are rebuilt every epoch), reproducible from the seed
-            epoch = self.trainer.current_epoch if self.trainer is not None else 0
             generator = torch.Generator().manual_seed(self.seed + epoch)
             if split == "train" and self.reverse_complement_prob > 0:
                 dataset = RandomStrand(dataset, self.reverse_complement_prob, seed=(self.seed, epoch, 1))
-        return DataLoader(dataset, batch_size=self.batch_size, shuffle=shuffle,
-                          generator=generator, num_workers=self.num_workers, worker_init_fn=ignore_stop_signals,
-                          collate_fn=LabelledSequenceCollator(self.tokenizer, self.max_tokens))
+        settings = dict(batch_size=self.batch_size, shuffle=shuffle, generator=generator, num_workers=self.num_workers,
+                        worker_init_fn=ignore_stop_signals, collate_fn=LabelledSequenceCollator(self.tokenizer, self.max_tokens))
+        if split == "train":  # resumable mid-epoch: a stopped fine-tune goes on with the batches not yet trained
+            return ResumableMapLoader(dataset, epoch=epoch, pending=self.resume_position, **settings)
+        return DataLoader(dataset, **settings)
 
     def train_dataloader(self) -> DataLoader:
         return self._loader("train", shuffle=True)

@@ -73,8 +73,33 @@ def wait_for_file(path: Path, timeout_s: float = RANK_WAIT_S) -> None:
         time.sleep(1.0)
 
 
+def position_state(epoch: int, batches: int, batch_size: int, num_workers: int,
+                   world_size: int | None = None) -> dict[str, int]:
+    """A train loader's position, as checkpoints keep it: the epoch, how many of its batches this
+    rank trained on, and the settings that make that count meaningful (``world_size``: default,
+    the initialised process group's)."""
+    return {"epoch": int(epoch), "batches": int(batches), "batch_size": int(batch_size or 0),
+            "num_workers": int(num_workers), "world_size": world_size or rank_and_world_size()[1]}
+
+
+def batches_to_skip(state: dict[str, int], epoch: int, batch_size: int, num_workers: int,
+                    world_size: int | None = None) -> int:
+    """The batches of ``epoch`` a resumed loader skips: the saved count, or 0 when the position
+    was saved at an epoch's end or in another epoch. Warns when the settings changed."""
+    if state.get("epoch") != epoch or not state.get("batches"):
+        return 0  # saved at an epoch's end: the new epoch starts from its first batch
+    saved = (state.get("batch_size"), state.get("num_workers"), state.get("world_size"))
+    now = (batch_size, num_workers, world_size or rank_and_world_size()[1])
+    if saved != now:
+        log.warning("Resuming with (batch size, workers, world size) %s instead of %s: skipping %d batches "
+                    "keeps the epoch's length, but not exactly the data of the interrupted run.",
+                    now, saved, state["batches"])
+    rank_zero_info(f"Resuming the train data of epoch {epoch} after its first {state['batches']} batches")
+    return int(state["batches"])
+
+
 class ResumableLoader(DataLoader):
-    """A train DataLoader that Lightning can checkpoint and resume, over a dataset with
+    """A train DataLoader that Lightning can checkpoint and resume, over an iterable dataset with
     ``resume_at(batches, batch_size)`` (:class:`~bigbird_dna.genome.windows.GenomeWindows`, DeepSEA slabs).
 
     Lightning saves ``state_dict()`` of every train loader that has one (the ``_Stateful``
@@ -93,30 +118,97 @@ class ResumableLoader(DataLoader):
         self._epoch = epoch
 
     def state_dict(self) -> dict[str, int]:
-        return {
-            "epoch": self._epoch,
-            "batches": int(self._position() if self._position else 0),
-            "batch_size": int(self.batch_size or 0),
-            "num_workers": self.num_workers,
-            "world_size": rank_and_world_size()[1],
-        }
+        return position_state(self._epoch, self._position() if self._position else 0, self.batch_size,
+                              self.num_workers)
 
     def load_state_dict(self, state: dict[str, int]) -> None:
-        if state.get("epoch") != self._epoch or not state.get("batches"):
-            return  # saved at an epoch's end: the new epoch starts from its first window
-        saved = (state.get("batch_size"), state.get("num_workers"), state.get("world_size"))
-        now = (self.batch_size, self.num_workers, rank_and_world_size()[1])
-        if saved != now:
-            log.warning("Resuming with (batch size, workers, world size) %s instead of %s: skipping %d batches "
-                        "keeps the epoch's length, but not exactly the windows of the interrupted run.",
-                        now, saved, state["batches"])
-        rank_zero_info(f"Resuming the train data of epoch {self._epoch} after its first {state['batches']} batches")
-        self.dataset.resume_at(state["batches"], int(self.batch_size or 1))
+        batches = batches_to_skip(state, self._epoch, self.batch_size, self.num_workers)
+        if batches:
+            self.dataset.resume_at(batches, int(self.batch_size or 1))
 
     def __iter__(self):
         iterator = super().__iter__()  # the dataset's iterator (or its workers) exists now
         self.dataset.resume_at(0, 0)
         return iterator
+
+
+class _WithoutFirst:
+    """A (batch) sampler without its first ``skip`` entries, which are drawn but never loaded."""
+
+    def __init__(self, sampler, skip: int):
+        self.sampler, self.skip = sampler, skip
+
+    def __iter__(self):
+        entries = iter(self.sampler)
+        for _ in range(self.skip):
+            next(entries, None)
+        yield from entries
+
+    def __len__(self) -> int:
+        return max(0, len(self.sampler) - self.skip)
+
+
+class ResumableMapLoader(DataLoader):
+    """A train DataLoader over a map-style dataset (labelled sequences) that resumes mid-epoch.
+
+    Its first iterator skips ``pending[epoch]`` batches: it draws the epoch's shuffled batches as
+    the interrupted run did (the loader's generator is seeded per epoch) and drops the ones
+    already trained on without loading them; under DDP each rank skips in its own share.
+    ``len()`` stays the whole epoch. ``pending`` belongs to the DataModule
+    (:class:`ResumesMidEpoch`), which restores it from the checkpoint before any loader exists.
+    """
+
+    def __init__(self, dataset: Dataset, *args, epoch: int = 0, pending: dict | None = None, **kwargs):
+        super().__init__(dataset, *args, **kwargs)
+        self._epoch = epoch
+        self._pending = {} if pending is None else pending
+
+    @property
+    def _index_sampler(self):
+        sampler = super()._index_sampler
+        skip = getattr(self, "_pending", {}).get(self._epoch, 0)
+        return _WithoutFirst(sampler, skip) if skip else sampler
+
+    def __len__(self) -> int:
+        return len(super()._index_sampler)  # the whole epoch, skipped batches included
+
+    def __iter__(self):
+        iterator = super().__iter__()  # it holds the skipping sampler now; later iterators start whole
+        self._pending.pop(self._epoch, None)
+        return iterator
+
+
+class ResumesMidEpoch:
+    """DataModule mixin: the train position goes into checkpoints, and comes back from them.
+
+    Lightning restores a DataModule's state before it builds any loader (it builds the train loader
+    early, to count an epoch's steps for the LR schedule, before the loops' own state is back), so
+    the first train loader of a resumed run already skips the batches trained on. The DataModule
+    builds its train loader as a :class:`ResumableMapLoader` with ``pending=self.resume_position``.
+    """
+
+    resume_position: dict[int, int]  # {epoch: batches} to skip, set by load_state_dict
+
+    def _loader_settings(self) -> tuple[int, int, int | None]:
+        trainer = getattr(self, "trainer", None)  # its world size is known before the process group exists
+        return (getattr(self, "batch_size", 0), getattr(self, "num_workers", 0),
+                trainer.world_size if trainer is not None else None)
+
+    def state_dict(self) -> dict[str, Any]:
+        trainer = getattr(self, "trainer", None)
+        epoch = trainer.current_epoch if trainer is not None else 0
+        return {"train_position": position_state(epoch, batches_done(trainer), *self._loader_settings())}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Keep the saved position for the next fit; a checkpoint loaded to validate or test trains nothing."""
+        self.resume_position.clear()
+        trainer = getattr(self, "trainer", None)
+        if trainer is not None and trainer.state.fn != "fit":
+            return
+        saved = state.get("train_position") or {}
+        skip = batches_to_skip(saved, saved.get("epoch"), *self._loader_settings())
+        if skip:
+            self.resume_position[saved["epoch"]] = skip
 
 
 class DropsFullPaddingMasks:
