@@ -7,8 +7,9 @@
   from the ``config.yaml`` of the run it resumes, whatever the defaults are now. An override on
   the command line that changes one of those is refused, naming the key, unless
   ``resume.allow_changes=true``. Keys that do not change what the model sees may differ:
-  ``trainer.*``, ``optim.*``, ``callbacks``, ``logger``, and :data:`SAFE_KEYS`; keys not given on the
-  command line keep the resumed run's values.
+  ``trainer.*``, ``optim.*``, ``callbacks``, ``logger``, and :data:`SAFE_KEYS`. Of those, the run's
+  shape (:data:`RUN_SHAPE_KEYS`: devices, nodes, strategy, precision, accumulation) keeps the
+  resumed run's values unless the command line gives them.
 
 It also holds the summary's account of the batch a step saw (:func:`effective_batch_size`); the
 summary's timing keys come from :func:`bigbird_dna.runtime.phases.run_timing`.
@@ -39,6 +40,11 @@ SAFE_KEYS = ("data.cache_dir", "data.num_workers", "data.batch_size", "task.moni
              "task.predict_window_bp")
 # Under PROTECTED, but they name this run's own directory: always this command's value.
 RUN_DIR_KEYS = ("task.report_dir",)
+# Not what the model sees, but the shape of the run: how many devices share a step, and how a step
+# is computed. A resume takes them from the run unless the command line gives them (a preempted
+# DDP run resumed with the printed command must not quietly go on with one device).
+RUN_SHAPE_KEYS = ("trainer.accelerator", "trainer.devices", "trainer.num_nodes", "trainer.strategy",
+                  "trainer.precision", "trainer.accumulate_grad_batches")
 # Groups that Hydra packages elsewhere, and groups that may set any key.
 GROUP_PATHS = {"attention": "model.attention"}
 GLOBAL_GROUPS = ("experiment", "debug")
@@ -140,9 +146,16 @@ def reconcile_resume(cfg: DictConfig, checkpoint: str, overrides: list[str], all
                 if key.split(".", 1)[0] == top and OmegaConf.select(cfg, key) is not None:
                     OmegaConf.update(restored, key, _select(cfg, key), force_add=True)
             cfg[top] = restored[top]
+        shape = [key for key in RUN_SHAPE_KEYS if key not in keys and OmegaConf.select(saved, key) is not None
+                 and OmegaConf.select(cfg, key) != OmegaConf.select(saved, key)]
+        for key in shape:
+            OmegaConf.update(cfg, key, OmegaConf.select(saved, key))
     if changed:
         log.warning("resuming with changed settings (resume.allow_changes=true): %s", "; ".join(changed))
     log.info("resumed run: data, tokenizer, model, task and seed taken from %s", path)
+    if shape:
+        log.info("resumed run: %s as the run had them (give them on the command line to change them)",
+                 ", ".join(f"{key}={OmegaConf.select(cfg, key)}" for key in shape))
     return cfg
 
 

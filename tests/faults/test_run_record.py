@@ -81,3 +81,21 @@ def test_a_resume_in_place_keeps_the_original_record(finished_run):
     assert (finished_run / "config.yaml").read_bytes() and \
         snapshot(finished_run)["config.yaml"] == before["config.yaml"]
     assert (finished_run / "config.resume-1.yaml").is_file()
+
+
+def test_a_resume_keeps_the_runs_shape_unless_the_command_line_changes_it(tmp_path):
+    """Gradient accumulation (like devices or precision) is how a step is computed: the printed
+    resume command gives none of them, so the resumed run must take them from the run."""
+    run_dir = tmp_path / "accumulating"
+    first = run_cli("bigbird_dna.train", *COMMON, "trainer.accumulate_grad_batches=2", f"hydra.run.dir={run_dir}",
+                    timeout=300)
+    assert first.returncode == 0, first.stderr[-3000:]
+    kept = run_cli("bigbird_dna.train", "ckpt_path=last", f"hydra.run.dir={run_dir}", "trainer.max_steps=3",
+                   "trainer.val_check_interval=3", timeout=300)
+    assert kept.returncode == 0, kept.stderr[-3000:]
+    assert yaml.safe_load((run_dir / "config.resume-1.yaml").read_text())["trainer"]["accumulate_grad_batches"] == 2
+    assert "trainer.accumulate_grad_batches=2 as the run had them" in kept.stdout + kept.stderr
+    changed = run_cli("bigbird_dna.train", "ckpt_path=last", f"hydra.run.dir={run_dir}", "trainer.max_steps=4",
+                      "trainer.val_check_interval=4", "trainer.accumulate_grad_batches=1", timeout=300)
+    assert changed.returncode == 0, changed.stderr[-3000:]
+    assert yaml.safe_load((run_dir / "config.resume-2.yaml").read_text())["trainer"]["accumulate_grad_batches"] == 1
