@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -26,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.cpu_train_step import MODEL, make_batch  # noqa: E402
-from benchmarks.harness import environment  # noqa: E402
+from benchmarks.harness import alternating_rounds, rounds_report, save_report  # noqa: E402
 from bigbird_dna.tasks.mlm import MLMTask  # noqa: E402
 
 
@@ -61,24 +59,15 @@ def main(argv: list[str] | None = None) -> int:
         step(name)
         first_step_s[name] = time.perf_counter() - start
         step(name)
-    timings: dict[str, list[float]] = {name: [] for name in tasks}
-    for _ in range(args.rounds):
-        for name in tasks:
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                step(name)
-            timings[name].append((time.perf_counter() - start) / args.steps)
-    median = {name: statistics.median(values) for name, values in timings.items()}
-    report = {"benchmark": "cpu_compile_step", "model": model, "batch": args.batch, "length": args.length,
-              "compile_backend": args.backend, "seconds_per_step": median, "all_rounds": timings,
-              "first_step_s": first_step_s, "compiled_speedup": median["eager"] / median["compiled"],
-              "command": "python benchmarks/cpu_compile_step.py " + " ".join(argv or sys.argv[1:]),
-              "environment": environment("cpu")}
+    timings = alternating_rounds({name: (lambda n=name: step(n)) for name in tasks}, args.rounds, args.steps)
+    report = rounds_report("cpu_compile_step", timings, "cpu_compile_step.py", argv, model=model, batch=args.batch,
+                           length=args.length, compile_backend=args.backend, first_step_s=first_step_s)
+    median = report["seconds_per_step"]
+    report["compiled_speedup"] = median["eager"] / median["compiled"]
     for name, value in median.items():
         print(f"{name:>9}: {value:.3f} s/step (first step {first_step_s[name]:.1f} s)")
     print(f"compiled over eager: {report['compiled_speedup']:.2f}x")
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
+    save_report(report, args.out)
     return 0
 
 

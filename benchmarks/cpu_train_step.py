@@ -12,11 +12,8 @@ the report gives the median seconds per step and their ratio.
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
 import subprocess
 import sys
-import time
 import types
 from pathlib import Path
 
@@ -25,7 +22,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.harness import environment  # noqa: E402
+from benchmarks.harness import alternating_rounds, rounds_report, save_report  # noqa: E402
 from bigbird_dna.model import encoder as encoder_module  # noqa: E402
 from bigbird_dna.tasks.mlm import MLMTask  # noqa: E402
 
@@ -75,36 +72,27 @@ def main(argv: list[str] | None = None) -> int:
     optimizer = torch.optim.AdamW(task.parameters(), lr=1e-3)
     generator = torch.Generator().manual_seed(0)
     backends = {"this_tree": encoder_module.block_sparse_attention, args.ref: backend_at(args.ref)}
-    timings: dict[str, list[float]] = {name: [] for name in backends}
 
-    def step() -> None:
+    def step_with(function) -> None:
+        use_backend(function)
         loss, _, _ = task._masked_loss(make_batch(args.batch, args.length, generator))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
 
-    for name, function in backends.items():  # warm-up
-        use_backend(function)
-        for _ in range(2):
-            step()
-    for _ in range(args.rounds):
-        for name, function in backends.items():
-            use_backend(function)
-            start = time.perf_counter()
-            for _ in range(args.steps):
-                step()
-            timings[name].append((time.perf_counter() - start) / args.steps)
-    median = {name: statistics.median(values) for name, values in timings.items()}
-    report = {"benchmark": "cpu_train_step", "model": MODEL, "batch": args.batch, "length": args.length,
-              "seconds_per_step": median, "all_rounds": timings,
-              f"speedup_over_{args.ref}": median[args.ref] / median["this_tree"],
-              "command": "python benchmarks/cpu_train_step.py " + " ".join(argv or sys.argv[1:]),
-              "environment": environment("cpu")}
+    steps = {name: (lambda f=function: step_with(f)) for name, function in backends.items()}
+    for step in steps.values():  # warm-up
+        step()
+        step()
+    timings = alternating_rounds(steps, args.rounds, args.steps)
+    report = rounds_report("cpu_train_step", timings, "cpu_train_step.py", argv, model=MODEL, batch=args.batch,
+                           length=args.length)
+    median = report["seconds_per_step"]
+    report[f"speedup_over_{args.ref}"] = median[args.ref] / median["this_tree"]
     for name, value in median.items():
         print(f"{name:>12}: {value:.3f} s/step")
     print(f"speed-up over {args.ref}: {report[f'speedup_over_{args.ref}']:.2f}x")
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=2) + "\n")
+    save_report(report, args.out)
     return 0
 
 

@@ -9,9 +9,11 @@ interpreter) and must not use CUDA events on it.
 from __future__ import annotations
 
 import datetime
+import json
 import importlib.metadata
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -100,3 +102,33 @@ def environment(device) -> dict:
     else:
         env["device"] = f"cpu ({platform.processor() or platform.machine()})"
     return env
+
+
+def alternating_rounds(steps: dict, rounds: int, per_round: int) -> dict[str, list[float]]:
+    """Seconds per call of each ``steps[name]()``, timed in ``rounds`` rounds of ``per_round``
+    calls that alternate between the names, so that load on the machine hits every one alike.
+    Returns ``{name: [seconds per call in each round]}`` (no warm-up: call each first)."""
+    timings: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(rounds):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            for _ in range(per_round):
+                step()
+            timings[name].append((time.perf_counter() - start) / per_round)
+    return timings
+
+
+def rounds_report(benchmark: str, timings: dict[str, list[float]], script: str, argv: list[str] | None,
+                  **fields) -> dict:
+    """The JSON record of an :func:`alternating_rounds` benchmark: ``fields``, each name's median
+    seconds per step (``seconds_per_step``), every round, the command and the machine."""
+    median = {name: statistics.median(values) for name, values in timings.items()}
+    return {"benchmark": benchmark, **fields, "seconds_per_step": median, "all_rounds": timings,
+            "command": f"python benchmarks/{script} " + " ".join(sys.argv[1:] if argv is None else argv),
+            "environment": environment("cpu")}
+
+
+def save_report(report: dict, out: Path | None) -> None:
+    """Write ``report`` as indented JSON to ``out`` (nothing without one)."""
+    if out:
+        out.write_text(json.dumps(report, indent=2) + "\n")
