@@ -14,9 +14,12 @@ keys are this model's ``state_dict`` keys and outputs equal :class:`bigbird_dna.
 ``encoder._extra_state::...`` tensors. ``transformers`` handles tensors only, so here the encoder
 keeps its layouts out of its ``state_dict`` (:class:`_Encoder`) and
 :meth:`~BigBirdDNAPreTrainedModel.from_pretrained` reads them after the weights: the model attends
-over exactly the trained graph. A folder that ``transformers`` itself saves (``save_pretrained``,
-``Trainer`` checkpoints) holds no layouts; loaded again, the model regenerates them from
-``model.attention`` (its seed), which gives the same graph while the layout generator is unchanged.
+over exactly the trained graph. :meth:`~BigBirdDNAPreTrainedModel.save_pretrained` adds them back
+(``Trainer.save_model`` and its checkpoints go through it), so a folder saved after fine-tuning
+keeps the trained graph and loads in :meth:`bigbird_dna.BigBirdDNA.from_pretrained` too (with the
+tokenizer saved beside it). A folder saved by an older copy of this file holds no layouts; loaded
+again, the model regenerates them from ``model.attention`` (its seed), which gives the same graph
+while the layout generator is unchanged.
 
 **Rotary tables.** ``transformers`` builds the model on the meta device and materialises
 non-persistent buffers empty; :meth:`~BigBirdDNAPreTrainedModel._init_weights` recomputes RoPE's
@@ -37,6 +40,8 @@ This file is copied verbatim into every export folder beside ``configuration_big
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 from torch import nn
 from transformers import PreTrainedModel
@@ -45,7 +50,7 @@ from transformers.utils import cached_file
 
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
-from bigbird_dna.model.export import LAYOUTS_KEY, load_safetensors
+from bigbird_dna.model.export import LAYOUTS_KEY, add_to_safetensors, load_safetensors
 from bigbird_dna.model.heads import ClassificationHead, MLMHead
 from bigbird_dna.model.rotary import RotaryEmbedding
 
@@ -94,6 +99,16 @@ class BigBirdDNAPreTrainedModel(PreTrainedModel):
         if weights is not None:
             BigBirdEncoder.set_extra_state(model.encoder, load_safetensors(weights, only=LAYOUTS_KEY).get(LAYOUTS_KEY, {}))
         return loaded
+
+    def save_pretrained(self, save_directory, *args, **kwargs):
+        """``PreTrainedModel.save_pretrained``, then the pinned attention layouts added to the
+        saved ``model.safetensors`` (as an export holds them)."""
+        result = super().save_pretrained(save_directory, *args, **kwargs)
+        weights = Path(save_directory) / "model.safetensors"
+        layouts = BigBirdEncoder.get_extra_state(self.encoder)
+        if weights.is_file() and layouts["layouts"]:  # sharded or pickled saves keep regenerated layouts
+            add_to_safetensors(weights, {LAYOUTS_KEY: layouts})
+        return result
 
     def _encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None,
                 inputs_embeds: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:

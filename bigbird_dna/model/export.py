@@ -137,6 +137,24 @@ def save_safetensors(state_dict: dict[str, Any], path: str | os.PathLike) -> Non
     save_file(tensors, str(path), metadata={"format": "pt", _VALUES_KEY: json.dumps(values)})
 
 
+def add_to_safetensors(path: str | os.PathLike, state: dict[str, Any]) -> None:
+    """Add ``state`` (e.g. ``{LAYOUTS_KEY: layouts}``) to the safetensors file at ``path``, keeping its
+    tensors and metadata; rewritten under a temporary name in the same folder, then renamed."""
+    from safetensors import safe_open
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    with safe_open(str(path), framework="pt") as handle:
+        tensors = {name: handle.get_tensor(name) for name in handle.keys()}
+        metadata = dict(handle.metadata() or {})
+    more_tensors, more_values = _flatten(state)
+    values = {**json.loads(metadata.get(_VALUES_KEY, "{}")), **more_values}
+    partial = path.with_name(f".{path.name}.partial")
+    save_file({**tensors, **more_tensors}, str(partial), metadata={**metadata, "format": "pt",
+                                                                   _VALUES_KEY: json.dumps(values)})
+    os.replace(partial, path)
+
+
 def load_safetensors(path: str | os.PathLike, only: str | None = None) -> dict[str, Any]:
     """The state_dict :func:`save_safetensors` wrote, with its nested extra states rebuilt; with
     ``only``, just the entry of that top-level key (e.g. :data:`LAYOUTS_KEY`), read alone."""

@@ -20,7 +20,7 @@ from torch import nn
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
-from bigbird_dna.model.export import Export
+from bigbird_dna.model.export import LAYOUTS_KEY, Export
 from bigbird_dna.model.heads import ClassificationHead, MLMHead
 
 SOFTMAX_TASKS = ("classify",)  # one class per sequence; every other classifier has independent labels
@@ -86,8 +86,13 @@ class MaskedLanguageModel(nn.Module):
 
 
 def _loaded(module: nn.Module, export: Export) -> nn.Module:
-    """``module`` with the export's ``encoder.*`` and ``head.*`` weights (all of them), in eval mode."""
+    """``module`` with the export's ``encoder.*`` and ``head.*`` weights (all of them), in eval mode.
+
+    A folder without pinned layouts (saved by ``transformers`` before its ``save_pretrained`` kept
+    them) regenerates them from ``model.attention``'s seed, as ``transformers`` does.
+    """
     state = {k: v for k, v in export.state_dict.items() if k.startswith(("encoder.", "head."))}
+    state.setdefault(LAYOUTS_KEY, {})
     module.load_state_dict(state)
     return module.eval()
 
