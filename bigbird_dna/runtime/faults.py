@@ -165,22 +165,80 @@ def arm_signal_handlers(callbacks: list[Callback]) -> None:
 
 
 class StopOnNonFiniteLoss(Callback):
-    """Stop at the first NaN or infinite training loss, before ``backward`` and the update."""
+    """Stop at the first NaN or infinite training loss, naming its step, without its update.
+
+    Two ways to check, the same outcome:
+
+    - **At once** (any optimizer): the loss is read before ``backward``, one device sync per step.
+    - **Deferred** (every optimizer fused, ``optim.fused``: the default on a GPU; no gradient
+      scaler): no sync. The step's flag (0-d, 1 = not finite, the max over DDP ranks) goes to each
+      optimizer as ``found_inf``, so the fused kernel skips that update on the device, and into
+      pinned host memory; it is read when the next step starts, or training ends, by which time it
+      is long computed. Under gradient accumulation the flags of a step's batches are combined.
+    """
+
+    def __init__(self):
+        self._pending: tuple | None = None  # (host [2]: flag, loss; event; step; epoch; batch; device flag)
 
     def on_before_backward(self, trainer: L.Trainer, pl_module, loss: torch.Tensor) -> None:
-        bad = not bool(torch.isfinite(loss.detach()).all())
-        if trainer.world_size > 1:  # every rank must stop, or the others hang in DDP's all-reduce
-            bad = trainer.strategy.reduce_boolean_decision(bad, all=False)
-        if not bad:
+        if not _fused_without_scaler(trainer):
+            bad = not bool(torch.isfinite(loss.detach()).all())
+            if trainer.world_size > 1:  # every rank must stop, or the others hang in DDP's all-reduce
+                bad = trainer.strategy.reduce_boolean_decision(bad, all=False)
+            if bad:
+                self._stop(trainer, loss.detach().float().sum().item(), trainer.global_step,
+                           trainer.current_epoch, trainer.fit_loop.epoch_loop.batch_idx + 1)
             return
-        value = loss.detach().float().sum().item()
+        step = trainer.global_step
+        bad = (~torch.isfinite(loss.detach())).any().float()  # 0-d, on the loss's device
+        if trainer.world_size > 1:
+            torch.distributed.all_reduce(bad, op=torch.distributed.ReduceOp.MAX)  # enqueued, no sync
+        if self._pending is not None and self._pending[2] == step:  # another batch of the same step
+            bad = torch.maximum(bad, self._pending[5])
+        for optimizer in trainer.optimizers:
+            optimizer.found_inf = bad
+        values = torch.stack([bad, loss.detach().float().sum()])
+        host = torch.empty(2, pin_memory=values.is_cuda)
+        host.copy_(values, non_blocking=values.is_cuda)
+        event = None
+        if values.is_cuda:
+            event = torch.cuda.Event()
+            event.record()
+        self._pending = (host, event, step, trainer.current_epoch, trainer.fit_loop.epoch_loop.batch_idx + 1, bad)
+
+    def on_train_batch_start(self, trainer: L.Trainer, pl_module, batch, batch_idx: int) -> None:
+        self._check(trainer)
+
+    def on_train_end(self, trainer: L.Trainer, pl_module) -> None:
+        self._check(trainer)
+
+    def _check(self, trainer: L.Trainer) -> None:
+        """Read the deferred flag of the last step (its loss is computed by now: no stall)."""
+        if self._pending is None or self._pending[2] == trainer.global_step:
+            return  # nothing pending, or the step's other batches are still to come
+        host, event, step, epoch, batch, _ = self._pending
+        self._pending = None
+        if event is not None:
+            event.synchronize()
+        if host[0].item():
+            self._stop(trainer, host[1].item(), step, epoch, batch)
+
+    @staticmethod
+    def _stop(trainer: L.Trainer, value: float, step: int, epoch: int, batch: int) -> None:
         what = f"train loss is {value}" if not np.isfinite(value) else "train loss is NaN/inf on another rank"
         last = getattr(trainer.checkpoint_callback, "last_model_path", "") or "none yet"
         raise NonFiniteLossError(
-            f"{what} at global step {trainer.global_step} (epoch {trainer.current_epoch}, batch "
-            f"{trainer.fit_loop.epoch_loop.batch_idx + 1}): training stopped before that update. "
-            f"Last good checkpoint: {last}. Lower optim.lr, keep trainer.gradient_clip_val set, or "
+            f"{what} at global step {step} (epoch {epoch}, batch {batch}): training stopped before that "
+            f"update. Last good checkpoint: {last}. Lower optim.lr, keep trainer.gradient_clip_val set, or "
             "try trainer.precision=32-true; then resume with ckpt_path=last.")
+
+
+def _fused_without_scaler(trainer: L.Trainer) -> bool:
+    """Whether every optimizer is fused (so it honours ``found_inf``) and no gradient scaler
+    (fp16) sets ``found_inf`` itself."""
+    optimizers = trainer.optimizers
+    return (bool(optimizers) and all(opt.defaults.get("fused") for opt in optimizers)
+            and getattr(trainer.precision_plugin, "scaler", None) is None)
 
 
 class RNGState(Callback):

@@ -121,3 +121,16 @@ class FillDiskAtStep(Callback):
                 except OSError:
                     break
                 free -= chunk
+
+
+class RecordEncoderSum(Callback):
+    """Append ``{"step", "sum"}`` to ``path`` after every training batch: the sum of the encoder's
+    parameters once the step's update is applied (or skipped)."""
+
+    def __init__(self, path: str):
+        self.path = Path(path)
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        total = float(sum(p.detach().double().sum() for p in pl_module.encoder.parameters()))
+        with open(self.path, "a") as out:
+            out.write(json.dumps({"step": trainer.global_step, "sum": total}) + "\n")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -12,10 +14,12 @@ POISON = "+callbacks.poison._target_=tests.faults.callbacks.PoisonHeadBias"
 
 
 @pytest.mark.slow
-def test_nan_loss_stops_the_cli_with_one_clear_line_and_keeps_the_last_good_checkpoint(tmp_path):
+@pytest.mark.parametrize("fused", [False, True])
+def test_nan_loss_stops_the_cli_with_one_clear_line_and_keeps_the_last_good_checkpoint(tmp_path, fused):
     run_dir = tmp_path / "run"
     result = run_cli("bigbird_dna.train", f"hydra.run.dir={run_dir}", *FAST_OVERRIDES, f"data.fasta={LAMBDA}",
                      "trainer.max_steps=6", POISON, "+callbacks.poison.step=2", "+callbacks.poison.value=nan",
+                     f"optim.fused={fused}",
                      env={"BIGBIRD_DNA_CACHE": str(tmp_path / "cache")}, timeout=300)
     assert result.returncode == EXIT_NONFINITE, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
@@ -28,8 +32,20 @@ def test_nan_loss_stops_the_cli_with_one_clear_line_and_keeps_the_last_good_chec
     assert all(torch.isfinite(v).all() for v in last["state_dict"].values() if isinstance(v, torch.Tensor))
 
 
-def test_infinite_loss_stops_training_before_the_update(train_in_process, tmp_path, monkeypatch):
+@pytest.mark.parametrize("fused", [False, True])
+def test_infinite_loss_stops_training_before_the_update(train_in_process, tmp_path, monkeypatch, fused):
+    """For-each AdamW: the loss is checked at once. Fused AdamW: without a sync, the flag makes the
+    kernel skip the update, and the stop comes as the next step starts; the encoder is the same
+    after the bad step as before it (an applied update from inf gradients would make it NaN)."""
     monkeypatch.setenv("BIGBIRD_DNA_CACHE", str(tmp_path / "cache"))
+    sums = tmp_path / "sums.jsonl"
     with pytest.raises(NonFiniteLossError, match=r"train loss is inf at global step 1 \(epoch 0, batch 2\)"):
         train_in_process(f"data.fasta={LAMBDA}", "trainer.val_check_interval=4", POISON,
-                         "+callbacks.poison.step=1", "+callbacks.poison.value=inf")
+                         "+callbacks.poison.step=1", "+callbacks.poison.value=inf", f"optim.fused={fused}",
+                         "+callbacks.sums._target_=tests.faults.callbacks.RecordEncoderSum", f"+callbacks.sums.path={sums}")
+    after = [json.loads(line) for line in sums.read_text().splitlines()] if sums.exists() else []
+    if fused:  # the bad step ran to its end, with its update skipped
+        assert [r["step"] for r in after] == [1, 2]
+        assert after[1]["sum"] == after[0]["sum"]
+    else:  # stopped before backward
+        assert [r["step"] for r in after] == [1]
