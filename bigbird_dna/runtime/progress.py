@@ -3,15 +3,20 @@
 On a terminal, Lightning's tqdm bar. Elsewhere (a batch job's log), tqdm's carriage-return updates
 flood the file (Lightning-AI/pytorch-lightning#6647), so a plain line is printed every few steps:
 every ``min(every, max(1, max_steps // 10))`` steps, so a short run shows about ten lines and a
-3-step run a line per step, and always at the first and the last step.
+3-step run a line per step, and always at the first and the last step. Each line is printed as it
+is, and also written to the run's log files (``train.log``), so they hold the steps between the
+phases.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 
 from lightning.pytorch.callbacks import ProgressBar, TQDMProgressBar
+
+log = logging.getLogger(__name__)
 
 
 class LineProgress(ProgressBar):
@@ -51,12 +56,22 @@ class LineProgress(ProgressBar):
         left = (total - step) / rate if rate > 0 else float("nan")
         metrics = " ".join(f"{k}={float(v):.4g}" for k, v in self.get_metrics(trainer, pl_module).items()
                            if k != "v_num")
-        print(f"step {step}/{total} | {rate:.2f} steps/s | {left:.0f}s left | {metrics}", flush=True)
+        _show(f"step {step}/{total} | {rate:.2f} steps/s | {left:.0f}s left | {metrics}")
 
     def on_validation_end(self, trainer, pl_module) -> None:
         if self._enabled and not trainer.sanity_checking:
             shown = {k: f"{float(v):.4g}" for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
-            print(f"validation at step {trainer.global_step}: {shown}", flush=True)
+            _show(f"validation at step {trainer.global_step}: {shown}")
+
+
+def _show(line: str) -> None:
+    """``line`` on stdout, unchanged, and as an INFO record in every log file of the root logger
+    (Hydra's ``train.log``); not through the console handler, which would print it twice."""
+    print(line, flush=True)
+    record = log.makeRecord(log.name, logging.INFO, __file__, 0, line, None, None)
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.FileHandler) and record.levelno >= handler.level:
+            handler.handle(record)
 
 
 def progress_bar(log_every_n_steps: int = 50, interactive: bool | None = None,

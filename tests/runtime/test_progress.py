@@ -50,3 +50,18 @@ def test_a_short_run_prints_about_ten_lines_and_its_last_step(capsys):
 
 def test_accumulated_batches_of_one_step_print_it_once(capsys):
     assert [line.split()[1] for line in _step_lines(capsys, 3, batches_per_step=4)] == ["1/3", "2/3", "3/3"]
+
+
+def test_step_lines_also_reach_the_log_file_once(capsys, tmp_path):
+    import logging
+
+    handler = logging.FileHandler(tmp_path / "train.log")
+    logging.getLogger().addHandler(handler)
+    try:
+        lines = _step_lines(capsys, 3)
+    finally:
+        logging.getLogger().removeHandler(handler)
+        handler.close()
+    assert [line.split()[1] for line in lines] == ["1/3", "2/3", "3/3"]  # stdout as before
+    logged = [line for line in (tmp_path / "train.log").read_text().splitlines() if "step " in line]
+    assert [line.split()[1] for line in logged] == ["1/3", "2/3", "3/3"]
