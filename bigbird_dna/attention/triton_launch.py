@@ -85,15 +85,21 @@ class _Uncacheable(Exception):
     """An argument whose Triton specialisation this module does not model."""
 
 
+_PLAIN = (int, bool, str, type(None))  # kept whole in the key, tagged with their type: True and 1 differ
+
+
 def _spec(value):
-    """What of ``value`` Triton's specialisation can depend on (see the module docstring)."""
+    """What of ``value`` Triton's specialisation can depend on (see the module docstring), with its
+    kind: ``(type, value)`` for ints, bools, strings and None; ``(dtype, 16-byte aligned)`` for
+    tensors; ``float`` for floats (passed as fp32 whatever their value)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return kind, value
     if isinstance(value, torch.Tensor):
         return value.dtype, value.data_ptr() % 16 == 0
-    if value is None or isinstance(value, (bool, int, str)):
-        return value  # the caller tags each value with its type: True and 1 differ
-    if isinstance(value, float):
-        return float  # floats are passed as fp32 whatever their value
-    raise _Uncacheable(type(value).__name__)
+    if kind is float:
+        return float
+    raise _Uncacheable(kind.__name__)
 
 
 class KernelLauncher:
@@ -115,8 +121,7 @@ class KernelLauncher:
         self.direct_launches = 0  # launches that skipped JITFunction.run (tests, benchmarks)
 
     def _key(self, values: list, options: dict, device: int) -> tuple:
-        return (device, tuple(sorted(options.items())),
-                tuple((type(v).__name__, _spec(v)) for v in values))
+        return device, tuple(sorted(options.items())), tuple(map(_spec, values))
 
     def __call__(self, grid: tuple[int, ...], *args, **kwargs) -> None:
         if self.param_names is None:
