@@ -1,6 +1,7 @@
 """Progress reporting that suits both a terminal and a SLURM log file.
 
-On a terminal, Lightning's tqdm bar. Elsewhere (a batch job's log), tqdm's carriage-return updates
+On a terminal, Lightning's tqdm bar (its metrics read at most twice a second, not at every step:
+reading them is a device sync). Elsewhere (a batch job's log), tqdm's carriage-return updates
 flood the file (Lightning-AI/pytorch-lightning#6647), so a plain line is printed every few steps:
 every ``min(every, max(1, max_steps // 10))`` steps, so a short run shows about ten lines and a
 3-step run a line per step, and always at the first and the last step. Each line is printed as it
@@ -64,6 +65,38 @@ class LineProgress(ProgressBar):
             _show(f"validation at step {trainer.global_step}: {shown}")
 
 
+class ThrottledTQDM(TQDMProgressBar):
+    """Lightning's tqdm bar, reading the logged metrics at most every ``metrics_every_s`` seconds.
+
+    Reading them converts GPU tensors to numbers, a device sync; the stock bar does it at every
+    step, which stalls the host's run-ahead of the GPU. The step count still moves every step, and
+    fresh metrics are read after every validation and at the end of each epoch.
+    """
+
+    def __init__(self, metrics_every_s: float = 0.5, **kwargs):
+        super().__init__(**kwargs)
+        self.metrics_every_s = metrics_every_s
+        self._metrics: dict | None = None
+        self._read_at = 0.0
+
+    def get_metrics(self, trainer, pl_module) -> dict:
+        now = time.monotonic()
+        if self._metrics is None or now - self._read_at >= self.metrics_every_s:
+            self._metrics, self._read_at = super().get_metrics(trainer, pl_module), now
+        return self._metrics
+
+    def _refresh(self) -> None:
+        self._metrics = None
+
+    def on_validation_end(self, trainer, pl_module) -> None:
+        self._refresh()
+        super().on_validation_end(trainer, pl_module)
+
+    def on_train_epoch_end(self, trainer, pl_module) -> None:
+        self._refresh()
+        super().on_train_epoch_end(trainer, pl_module)
+
+
 def _show(line: str) -> None:
     """``line`` on stdout, unchanged, and as an INFO record in every log file of the root logger
     (Hydra's ``train.log``); not through the console handler, which would print it twice."""
@@ -82,4 +115,4 @@ def progress_bar(log_every_n_steps: int = 50, interactive: bool | None = None,
         return None
     if interactive is None:
         interactive = sys.stderr.isatty()
-    return TQDMProgressBar() if interactive else LineProgress(every=max(log_every_n_steps, 50))
+    return ThrottledTQDM() if interactive else LineProgress(every=max(log_every_n_steps, 50))

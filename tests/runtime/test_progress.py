@@ -26,7 +26,7 @@ def _step_lines(capsys, max_steps: int, every: int = 50, batches_per_step: int =
 
 
 def test_terminal_gets_a_tqdm_bar_and_a_log_file_gets_plain_lines():
-    assert isinstance(progress_bar(10, interactive=True), TQDMProgressBar)
+    assert isinstance(progress_bar(10, interactive=True), TQDMProgressBar)  # a ThrottledTQDM
     line = progress_bar(10, interactive=False)
     assert isinstance(line, LineProgress)
     assert line.every >= 50, "a batch log should not get a line per step"
@@ -65,3 +65,29 @@ def test_step_lines_also_reach_the_log_file_once(capsys, tmp_path):
     assert [line.split()[1] for line in lines] == ["1/3", "2/3", "3/3"]  # stdout as before
     logged = [line for line in (tmp_path / "train.log").read_text().splitlines() if "step " in line]
     assert [line.split()[1] for line in logged] == ["1/3", "2/3", "3/3"]
+
+
+def test_the_terminal_bar_reads_the_metrics_at_most_twice_a_second(monkeypatch):
+    from bigbird_dna.runtime import progress
+
+    reads = []
+
+    class CountingTrainer(FakeTrainer):
+        @property
+        def progress_bar_metrics(self):
+            reads.append(1)  # on a GPU each read is a device sync
+            return {"train/loss": 1.5}
+
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    bar, trainer = progress.ThrottledTQDM(), CountingTrainer(10)
+    for _ in range(20):  # 20 steps within 0.2 s: one read
+        assert bar.get_metrics(trainer, None)["train/loss"] == 1.5
+        clock[0] += 0.01
+    assert len(reads) == 1
+    clock[0] += 0.5
+    bar.get_metrics(trainer, None)
+    assert len(reads) == 2
+    bar._refresh()  # after a validation, or at an epoch's end: read again at once
+    bar.get_metrics(trainer, None)
+    assert len(reads) == 3
