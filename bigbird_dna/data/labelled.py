@@ -24,6 +24,7 @@ from bigbird_dna.data.loaders import (
     ResumesMidEpoch,
     check_loader_settings,
     ignore_stop_signals,
+    pins_memory,
 )
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.sequence import reverse_complement
@@ -191,7 +192,8 @@ class LabelledDataModule(DropsFullPaddingMasks, ResumesMidEpoch, L.LightningData
             if split == "train" and self.reverse_complement_prob > 0:
                 dataset = RandomStrand(dataset, self.reverse_complement_prob, seed=(self.seed, epoch, 1))
         settings = dict(batch_size=self.batch_size, shuffle=shuffle, generator=generator, num_workers=self.num_workers,
-                        worker_init_fn=ignore_stop_signals, collate_fn=LabelledSequenceCollator(self.tokenizer, self.max_tokens))
+                        worker_init_fn=ignore_stop_signals, pin_memory=pins_memory(self.trainer),
+                        collate_fn=LabelledSequenceCollator(self.tokenizer, self.max_tokens))
         if split == "train":  # resumable mid-epoch: a stopped fine-tune goes on with the batches not yet trained
             return ResumableMapLoader(dataset, epoch=epoch, pending=self.resume_position, **settings)
         return DataLoader(dataset, **settings)

@@ -63,6 +63,14 @@ def batches_done(trainer) -> int:
     return trainer.fit_loop.epoch_loop.batch_progress.current.processed if trainer is not None else 0
 
 
+def pins_memory(trainer) -> bool:
+    """Whether loaders should page-lock their batches: when the trainer runs on CUDA. Lightning
+    then copies each batch with ``non_blocking=True``, and a copy from page-locked memory never
+    makes the host wait for the GPU (one from pageable memory can, at every batch)."""
+    strategy = getattr(trainer, "strategy", None) if trainer is not None else None
+    return strategy is not None and strategy.root_device.type == "cuda"
+
+
 def wait_for_file(path: Path, timeout_s: float = RANK_WAIT_S) -> None:
     """Block until ``path`` exists (written by rank 0), or raise :class:`InputError` after ``timeout_s``."""
     deadline = time.monotonic() + timeout_s

@@ -31,6 +31,7 @@ from bigbird_dna.data.loaders import (
     check_loader_settings,
     ignore_stop_signals,
     loader_generator,
+    pins_memory,
     wait_for_file,
 )
 from bigbird_dna.data.markov_baseline import encode, select_and_fit
@@ -216,7 +217,7 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         generator = loader_generator(self.seed, epoch)
         kwargs = dict(batch_size=self.cfg["batch_size"], collate_fn=collator, num_workers=workers,
                       persistent_workers=workers > 0 and split != "train", generator=generator,
-                      worker_init_fn=ignore_stop_signals)
+                      worker_init_fn=ignore_stop_signals, pin_memory=pins_memory(self.trainer))
         if split != "train":
             return DataLoader(self.datasets[split], **kwargs)
         return ResumableLoader(self.datasets[split], position=lambda: batches_done(self.trainer), epoch=epoch,

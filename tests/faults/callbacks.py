@@ -134,3 +134,14 @@ class RecordEncoderSum(Callback):
         total = float(sum(p.detach().double().sum() for p in pl_module.encoder.parameters()))
         with open(self.path, "a") as out:
             out.write(json.dumps({"step": trainer.global_step, "sum": total}) + "\n")
+
+
+class RecordPinning(Callback):
+    """Write ``{"train": pin_memory}`` of the train loader to ``path`` when training starts."""
+
+    def __init__(self, path: str):
+        self.path = Path(path)
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        loader = trainer.train_dataloader
+        self.path.write_text(json.dumps({"train": bool(getattr(loader, "pin_memory", False))}))

@@ -34,7 +34,13 @@ from bigbird_dna.data.chromatin.intervals import (
     split_by_record,
 )
 from bigbird_dna.data.labelled import LabelledDataModule, LabelledSequenceCollator
-from bigbird_dna.data.loaders import ResumableLoader, batches_done, ignore_stop_signals, loader_generator
+from bigbird_dna.data.loaders import (
+    ResumableLoader,
+    batches_done,
+    ignore_stop_signals,
+    loader_generator,
+    pins_memory,
+)
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.sequence import reverse_complement
@@ -256,7 +262,8 @@ class ChromatinDataModule(LabelledDataModule):
         # and so dropout, as it is.
         kwargs = {"batch_size": self.batch_size, "num_workers": self.num_workers,
                   "collate_fn": IndexedCollator(self.tokenizer, self.max_tokens),
-                  "generator": loader_generator(self.seed, epoch), "worker_init_fn": ignore_stop_signals}
+                  "generator": loader_generator(self.seed, epoch), "worker_init_fn": ignore_stop_signals,
+                  "pin_memory": pins_memory(self.trainer)}
         if isinstance(dataset, DeepSEASamples):  # shuffles its own slabs
             dataset.set_epoch(epoch)
             dataset.file.load()
