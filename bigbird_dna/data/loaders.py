@@ -167,14 +167,14 @@ class ResumableMapLoader(DataLoader):
     """
 
     def __init__(self, dataset: Dataset, *args, epoch: int = 0, pending: dict | None = None, **kwargs):
-        super().__init__(dataset, *args, **kwargs)
         self._epoch = epoch
         self._pending = {} if pending is None else pending
+        super().__init__(dataset, *args, **kwargs)
 
     @property
     def _index_sampler(self):
         sampler = super()._index_sampler
-        skip = getattr(self, "_pending", {}).get(self._epoch, 0)
+        skip = self._pending.get(self._epoch, 0)
         return _WithoutFirst(sampler, skip) if skip else sampler
 
     def __len__(self) -> int:
@@ -189,9 +189,11 @@ class ResumableMapLoader(DataLoader):
 class ResumesMidEpoch:
     """DataModule mixin: the train position goes into checkpoints, and comes back from them.
 
-    Lightning restores a DataModule's state before it builds any loader (it builds the train loader
-    early, to count an epoch's steps for the LR schedule, before the loops' own state is back), so
-    the first train loader of a resumed run already skips the batches trained on. The DataModule
+    Lightning restores a DataModule's state before it builds any loader. It builds a map-style
+    train loader early, to count an epoch's steps for the LR schedule, and never again before the
+    first epoch, so a loader's own state would come back too late; a streaming loader
+    (:class:`ResumableLoader`) is set up again after the loops' state is back and restores itself.
+    Kept here, the first train loader of a resumed run already skips the batches trained on. The DataModule
     builds its train loader as a :class:`ResumableMapLoader` with ``pending=self.resume_position``.
     """
 

@@ -31,7 +31,7 @@ class RecordBatches(Callback):
 
 class RecordLabels(Callback):
     """Append one JSON line per training batch of a labelled task to ``path``: the epoch, each
-    sequence's token-id sum and its labels (enough to tell batches and their order apart).
+    sequence's token-id sum and label sum (enough to tell batches and their order apart).
     Written as the batch starts, so a stop raised by another callback at its end cannot lose it."""
 
     def __init__(self, path: str):
@@ -40,7 +40,7 @@ class RecordLabels(Callback):
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = {"epoch": trainer.current_epoch, "ids": batch["input_ids"].sum(1).tolist(),
-                "labels": batch["labels"].tolist()}
+                "labels": batch["labels"].sum(1).tolist()}
         with open(self.path, "a") as out:
             out.write(json.dumps(line) + "\n")
 

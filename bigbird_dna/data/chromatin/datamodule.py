@@ -113,10 +113,14 @@ class DeepSEASamples(IterableDataset):
         return sum(b - a for a, b in self._slabs(rank, world_size))
 
     def __iter__(self) -> Iterator[tuple[str, np.ndarray, int]]:
+        # The resume position is read now, not at the first sample: a ResumableLoader clears it
+        # as soon as its iterator exists, before a loader without workers draws anything.
+        return self._samples(*self._resume)
+
+    def _samples(self, batches: int, batch_size: int) -> Iterator[tuple[str, np.ndarray, int]]:
         rank, world_size = rank_and_world_size()
         info = get_worker_info()
         worker, num_workers = (info.id, info.num_workers) if info else (0, 1)
-        batches, batch_size = self._resume
         skip = 0
         if batches:  # the resumed loader restarts its round-robin at worker 0; batch `batches` is next
             worker = (worker + batches) % num_workers
