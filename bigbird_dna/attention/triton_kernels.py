@@ -207,8 +207,9 @@ def _backward(do, q, k, v, o, lse, layout: BlockLayout, kpm, scale: float, optio
             _BWD_DQ_CONVERT((nb, B * H), dq_atomic, dq, scale, *_strides(dq), T, H, nb,
                             BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"])
         if gq + gk:
+            q_group_row = q_plan.group_row if atomic_dq else kv_plan.group_row  # unread when gq == 0
             _BWD_SCATTER(((gq + 2 * gk) * B,),
-                         acc, dq, dk, dv, (q_plan if atomic_dq else kv_plan).group_row, q_plan.group_row, *_strides(dq), *_strides(dk),
+                         acc, dq, dk, dv, q_group_row, q_plan.group_row, *_strides(dq), *_strides(dk),
                          *_strides(dv), T, nb, B, gq, gk, BLOCK=bs, HEAD_DIM=D, EVEN_T=consts["EVEN_T"])
     return dq, dk, dv
 

@@ -27,6 +27,8 @@ uninterrupted run. The data position is the train loader's own state
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import logging
 import os
 import random
@@ -164,6 +166,19 @@ def arm_signal_handlers(callbacks: list[Callback]) -> None:
             callback.arm()
 
 
+@dataclass
+class _PendingFlag:
+    """A step's deferred non-finite check: ``flag`` (0-d, on the device), its copy with the loss in
+    pinned ``host [2]``, the CUDA event after that copy (None on CPU), and where the step was."""
+
+    flag: torch.Tensor
+    host: torch.Tensor
+    event: torch.cuda.Event | None
+    step: int
+    epoch: int
+    batch: int
+
+
 class StopOnNonFiniteLoss(Callback):
     """Stop at the first NaN or infinite training loss, naming its step, without its update.
 
@@ -178,7 +193,7 @@ class StopOnNonFiniteLoss(Callback):
     """
 
     def __init__(self):
-        self._pending: tuple | None = None  # (host [2]: flag, loss; event; step; epoch; batch; device flag)
+        self._pending: _PendingFlag | None = None
 
     def on_before_backward(self, trainer: L.Trainer, pl_module, loss: torch.Tensor) -> None:
         if not _fused_without_scaler(trainer):
@@ -193,8 +208,8 @@ class StopOnNonFiniteLoss(Callback):
         bad = (~torch.isfinite(loss.detach())).any().float()  # 0-d, on the loss's device
         if trainer.world_size > 1:
             torch.distributed.all_reduce(bad, op=torch.distributed.ReduceOp.MAX)  # enqueued, no sync
-        if self._pending is not None and self._pending[2] == step:  # another batch of the same step
-            bad = torch.maximum(bad, self._pending[5])
+        if self._pending is not None and self._pending.step == step:  # another batch of the same step
+            bad = torch.maximum(bad, self._pending.flag)
         for optimizer in trainer.optimizers:
             optimizer.found_inf = bad
         values = torch.stack([bad, loss.detach().float().sum()])
@@ -204,7 +219,8 @@ class StopOnNonFiniteLoss(Callback):
         if values.is_cuda:
             event = torch.cuda.Event()
             event.record()
-        self._pending = (host, event, step, trainer.current_epoch, trainer.fit_loop.epoch_loop.batch_idx + 1, bad)
+        self._pending = _PendingFlag(bad, host, event, step, trainer.current_epoch,
+                                     trainer.fit_loop.epoch_loop.batch_idx + 1)
 
     def on_train_batch_start(self, trainer: L.Trainer, pl_module, batch, batch_idx: int) -> None:
         self._check(trainer)
@@ -214,14 +230,14 @@ class StopOnNonFiniteLoss(Callback):
 
     def _check(self, trainer: L.Trainer) -> None:
         """Read the deferred flag of the last step (its loss is computed by now: no stall)."""
-        if self._pending is None or self._pending[2] == trainer.global_step:
+        pending = self._pending
+        if pending is None or pending.step == trainer.global_step:
             return  # nothing pending, or the step's other batches are still to come
-        host, event, step, epoch, batch, _ = self._pending
         self._pending = None
-        if event is not None:
-            event.synchronize()
-        if host[0].item():
-            self._stop(trainer, host[1].item(), step, epoch, batch)
+        if pending.event is not None:
+            pending.event.synchronize()
+        if pending.host[0].item():
+            self._stop(trainer, pending.host[1].item(), pending.step, pending.epoch, pending.batch)
 
     @staticmethod
     def _stop(trainer: L.Trainer, value: float, step: int, epoch: int, batch: int) -> None:
