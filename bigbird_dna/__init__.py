@@ -6,7 +6,8 @@ The public API is :class:`BigBirdDNA` (``from bigbird_dna import BigBirdDNA``). 
 first use, so ``import bigbird_dna.errors`` and the CLIs' ``--help`` stay cheap (no torch).
 """
 
-__version__ = "0.1.0"  # the one version string: pyproject.toml reads it, every CLI's --version prints it
+from bigbird_dna.version import __version__
+
 __all__ = ["BigBirdDNA", "__version__"]
 
 

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from bigbird_dna import __version__
+from bigbird_dna.version import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.genome.bed import Region, read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome

@@ -280,7 +280,7 @@ def cli() -> None:
     when Hydra cannot compose the config (an unknown override, a missing config file) instead of
     Hydra's 1, like every other input error. ``--version`` prints the package version."""
     if "--version" in sys.argv[1:]:
-        from bigbird_dna import __version__
+        from bigbird_dna.version import __version__
 
         print(f"bigbird-dna-train {__version__}")
         return

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from bigbird_dna import __version__
+from bigbird_dna.version import __version__
 from bigbird_dna.errors import InputError
 from bigbird_dna.runtime.atomic import ensure_writable_dir
 

@@ -41,7 +41,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from bigbird_dna import __version__
+from bigbird_dna.version import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.model.export import load_export
 from bigbird_dna.predict.checks import check_output_folder, check_task_flags

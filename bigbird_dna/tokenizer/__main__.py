@@ -15,7 +15,7 @@ import argparse
 import time
 from pathlib import Path
 
-from bigbird_dna import __version__
+from bigbird_dna.version import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.genome.bed import Region, read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome

@@ -34,7 +34,7 @@ import os
 import sys
 from pathlib import Path
 
-from bigbird_dna import __version__
+from bigbird_dna.version import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.runtime.cli_args import add_device_arguments
 from bigbird_dna.runtime.malloc import keep_freed_memory

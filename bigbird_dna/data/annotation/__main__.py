@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from bigbird_dna import __version__
+from bigbird_dna.version import __version__
 from bigbird_dna.data.annotation.build import build_promoter_task_from_files
 from bigbird_dna.data.annotation.output import check_new_output_dir, write_task
 from bigbird_dna.data.annotation.promoters import NEGATIVE_KINDS, PromoterSettings
