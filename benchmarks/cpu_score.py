@@ -29,7 +29,7 @@ from benchmarks.genome_scale import RESULTS, machine  # noqa: E402
 from bigbird_dna import BigBirdDNA  # noqa: E402
 from bigbird_dna.model.config import EncoderConfig  # noqa: E402
 from bigbird_dna.model.export import write_export  # noqa: E402
-from bigbird_dna.model.inference import MaskedLanguageModel  # noqa: E402
+from bigbird_dna.model.networks import MaskedLanguageModel  # noqa: E402
 from bigbird_dna.runtime.atomic import write_text_atomic  # noqa: E402
 from bigbird_dna.runtime.malloc import keep_freed_memory  # noqa: E402
 from bigbird_dna.tokenizer.fixed import char_tokenizer  # noqa: E402

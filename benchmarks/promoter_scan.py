@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> dict:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
     from bigbird_dna.model.export import write_export
     from bigbird_dna.predict import main as predict
-    from bigbird_dna.predict.driver import resolve_device
+    from bigbird_dna.inference.device import resolve_device
     from bigbird_dna.tasks.promoter import PromoterTask
     from bigbird_dna.tokenizer import DNATokenizer, train_bpe_tokenizer
 

@@ -9,9 +9,9 @@ at stride 500 on both strands (reverse complements included), tokenizing them wi
 tokenizer (or non-overlapping 6-mers, ``kmer6``, or a 4096-token BPE trained on the bundled
 genome, ``bpe4096``) on the background thread, or on ``--workers`` tokenizer processes (their
 start-up, about a second each, is inside the time), batching, and combining the two strands' rows
-(:func:`~bigbird_dna.predict.tiling.iter_windows`, :func:`~bigbird_dna.predict.driver.score_windows`,
-:func:`~bigbird_dna.predict.batching.window_batches`,
-:func:`~bigbird_dna.predict.driver.combine_strands`). Mbp/min counts forward-strand bases, as a
+(:func:`~bigbird_dna.inference.windows.iter_windows`, :func:`~bigbird_dna.inference.scan.score_windows`,
+:func:`~bigbird_dna.inference.batching.window_batches`,
+:func:`~bigbird_dna.inference.scan.combine_strands`). Mbp/min counts forward-strand bases, as a
 both-strand scan target does (e.g. 0.5 Gbp/min = 500 Mbp/min on one H100). Writing the TSV is
 not included. Results: ``benchmarks/results/scan_pipeline.json``; run it on an idle machine.
 """
@@ -32,8 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.genome_scale import RESULTS, WINDOW_BP, machine  # noqa: E402
-from bigbird_dna.predict.driver import combine_strands, score_windows  # noqa: E402
-from bigbird_dna.predict.tiling import iter_windows  # noqa: E402
+from bigbird_dna.inference.scan import combine_strands, score_windows  # noqa: E402
+from bigbird_dna.inference.windows import iter_windows  # noqa: E402
 from bigbird_dna.runtime.atomic import write_text_atomic  # noqa: E402
 from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer  # noqa: E402
 

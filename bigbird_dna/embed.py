@@ -81,7 +81,7 @@ def iter_sequences(args: argparse.Namespace) -> Iterator[tuple[Region, str]]:
         for region in read_bed(args.bed):
             yield region, genome.fetch(*region)
         return
-    from bigbird_dna.predict.tiling import window_starts
+    from bigbird_dna.inference.windows import window_starts
 
     for path in args.fastas:
         for record, seq in iter_fasta(path):
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> Path:
     import numpy as np
 
     from bigbird_dna import BigBirdDNA
-    from bigbird_dna.predict.batching import chunked
+    from bigbird_dna.inference.batching import chunked
 
     model = BigBirdDNA.from_pretrained(args.model, device=args.device)
     hidden = model.config.hidden_size

@@ -29,7 +29,6 @@ constructor arguments, not the task, tokenizer and pinned attention layouts an e
 from __future__ import annotations
 
 import os
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Iterable, Iterator, Literal, Sequence
 
@@ -38,20 +37,17 @@ import torch
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.hf import write_hf_export
-from bigbird_dna.likelihood import Likelihoods, masked_likelihoods
+from bigbird_dna.inference.cuda_graphs import GraphedForward
+from bigbird_dna.inference.device import autocast, resolve_device, resolve_precision
+from bigbird_dna.inference.likelihood import Likelihoods, masked_likelihoods
+from bigbird_dna.inference.request import STRAND_CHOICES
+from bigbird_dna.inference.scan import combine_strands, score_windows
+from bigbird_dna.inference.windows import ScanWindow
 from bigbird_dna.model.config import EncoderConfig
-from bigbird_dna.model.cuda_graphs import GraphedForward
 from bigbird_dna.model.export import Export, load_export
-from bigbird_dna.model.inference import model_from_export
 from bigbird_dna.model.model_card import portable_tree
-from bigbird_dna.predict.driver import (
-    STRAND_CHOICES,
-    ScanWindow,
-    combine_strands,
-    resolve_device,
-    resolve_precision,
-    score_windows,
-)
+from bigbird_dna.model.networks import network_from_export
+from bigbird_dna.model.outputs import MASKED_LM, SOFTMAX, ModelOutput
 from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.specials import encode_with_specials, padding_mask_or_none
 
@@ -68,11 +64,11 @@ class BigBirdDNA:
         config: the encoder's :class:`~bigbird_dna.model.config.EncoderConfig`.
         tokenizer: the :class:`~bigbird_dna.tokenizer.DNATokenizer` the model was trained with.
         module: the model in eval mode, a plain ``nn.Module``
-            (:class:`~bigbird_dna.model.inference.SequenceClassifier` or
-            :class:`~bigbird_dna.model.inference.MaskedLanguageModel`; ``module.encoder`` is the encoder).
+            (:class:`~bigbird_dna.model.networks.SequenceClassifier` or
+            :class:`~bigbird_dna.model.networks.MaskedLanguageModel`; ``module.encoder`` is the encoder).
         device: where it runs; ``precision``: ``"bf16"`` (autocast, GPU) or ``"fp32"``.
         cuda_graphs: on a GPU, :meth:`embed` and :meth:`predict` replay batches of a shape seen
-            before from a CUDA graph (:class:`~bigbird_dna.model.cuda_graphs.GraphedForward`).
+            before from a CUDA graph (:class:`~bigbird_dna.inference.cuda_graphs.GraphedForward`).
     """
 
     def __init__(self, export: Export, device: str = "auto", precision: str = "auto", cuda_graphs: bool = True):
@@ -82,7 +78,7 @@ class BigBirdDNA:
         self.tokenizer: DNATokenizer = export.tokenizer
         self.device = resolve_device(device)
         self.precision = resolve_precision(precision, self.device)
-        self.module = model_from_export(export).to(self.device)
+        self.module = network_from_export(export).to(self.device)
         self.cuda_graphs = cuda_graphs
         graphed = GraphedForward if cuda_graphs else (lambda fn: fn)
         self._encoder = graphed(self.module.encoder)
@@ -109,20 +105,24 @@ class BigBirdDNA:
         the metadata and task config (older exports' ``source_checkpoint``) become relative to the
         export's parent, the run directory of a training export."""
         return write_hf_export(path, self.task, self.module.state_dict(), self.export.model_config, self.tokenizer,
+                               self.module.output,
                                task_config=portable_tree(self.export.task_config, self.export.path.parent),
                                metadata=portable_tree(self.export.metadata, self.export.path.parent))
 
     @property
+    def output(self) -> ModelOutput:
+        """What the head gives: its kind and output names (:mod:`bigbird_dna.model.outputs`)."""
+        return self.module.output
+
+    @property
     def num_labels(self) -> int:
         """Outputs of the classification head (0 for a model without one)."""
-        head = self.export.state_dict.get("head.out.weight")
-        return 0 if head is None else head.shape[0]
+        return self.output.num_outputs
 
     @property
     def class_names(self) -> list[str] | None:
-        """A ``classify`` model's classes, in the column order of :meth:`predict`; else ``None``."""
-        names = getattr(self.module, "class_names", None)
-        return list(names) if self.task == "classify" and names is not None else None
+        """A softmax classifier's classes, in the column order of :meth:`predict`; else ``None``."""
+        return list(self.output.names) if self.output.kind is SOFTMAX else None
 
     def encode(self, seqs: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
         """``(input_ids [B, T], attention_mask [B, T] bool)``: ``[CLS] tokens [SEP]``, right-padded.
@@ -136,11 +136,6 @@ class BigBirdDNA:
             raise InputError(f"a {longest}-bp sequence needs more than the model's {self.config.max_positions} "
                              "tokens; cut it into shorter windows.")
         return ids, mask
-
-    def _autocast(self):
-        if self.precision == "bf16":
-            return torch.autocast(self.device.type, dtype=torch.bfloat16)
-        return nullcontext()
 
     def _batches(self, seqs: list[str], batch_size: int, progress: bool | None, desc: str) -> Iterator[list[str]]:
         if batch_size < 1:
@@ -177,7 +172,7 @@ class BigBirdDNA:
         states: list[tuple[torch.Tensor, torch.Tensor]] = []
         for batch in self._batches(seqs, batch_size, progress, "embedding"):
             ids, mask = self.encode(batch)
-            with torch.inference_mode(), self._autocast():
+            with torch.inference_mode(), autocast(self.device, self.precision):
                 device_mask = padding_mask_or_none(mask)
                 device_mask = None if device_mask is None else device_mask.to(self.device)
                 hidden = self._encoder(ids.to(self.device), device_mask)
@@ -247,7 +242,7 @@ class BigBirdDNA:
         Every token is masked on its own, one forward pass each: a sequence of ``T`` tokens costs
         ``T`` passes (a 510-bp sequence: 3.8 s on the tiny model, 2 CPU cores). A token's
         ``log p`` is shared equally by its bases; bases of tokens with N or IUPAC codes are NaN.
-        See :mod:`bigbird_dna.likelihood` for the method, spans and strands.
+        See :mod:`bigbird_dna.inference.likelihood` for the method, spans and strands.
 
         Args:
             seqs: DNA strings (a single string counts as one sequence), each within the context.
@@ -258,10 +253,10 @@ class BigBirdDNA:
             progress: a tqdm bar; ``None`` = only from 4,096 passes.
 
         Returns:
-            :class:`~bigbird_dna.likelihood.Likelihoods`: ``.per_base`` (float32 ``[L_i]`` per
+            :class:`~bigbird_dna.inference.likelihood.Likelihoods`: ``.per_base`` (float32 ``[L_i]`` per
             sequence), ``.sums`` and ``.means`` (``[N]``, NaN bases left out).
         """
-        if self.num_labels or self.task != "mlm":
+        if self.output.kind is not MASKED_LM:
             raise InputError(f"this is a '{self.task}' model: score() needs the masked-LM head of an MLM export "
                              "(a pretraining run's export/), not a classifier.")
         return masked_likelihoods(self, seqs, spans, strands, batch_size, progress)

@@ -221,6 +221,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
         weights = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
         record = training_record(to_plain(cfg.data), to_plain(cfg.tokenizer), summary, command_overrides(), run_dir)
         export_dir = write_hf_export(run_dir / "export", cfg.task.name, weights, module.config.to_dict(), tokenizer,
+                                     module.output,
                                      portable_tree({**to_plain(cfg.task), **module.export_config()}, run_dir),
                                      {"seed": cfg.seed, "global_step": trainer.global_step,
                                       "source_checkpoint": os.path.relpath(best, run_dir), "training": record})

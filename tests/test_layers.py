@@ -22,14 +22,14 @@ import bigbird_dna
 
 PACKAGE_DIR = Path(bigbird_dna.__file__).parent
 LAYERS = {
-    "errors": 0,
+    "errors": 0, "version": 0,
     "runtime": 1,
     "genome": 2,
     "tokenizer": 3,
     "data": 4, "attention": 4,
     "model": 5,
-    "tasks": 6, "hf": 6,
-    "predict": 7, "train": 7, "demo": 7, "likelihood": 7,
+    "tasks": 6, "hf": 6, "inference": 6,
+    "predict": 7, "train": 7, "demo": 7,
     "pretrained": 8,
     "embed": 9, "variants": 9, "score": 9,
 }

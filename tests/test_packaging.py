@@ -56,7 +56,7 @@ from bigbird_dna.train import run
 from tests.conftest import compose
 run(compose(["debug=fast", "data.fasta={LAMBDA}"], __import__("pathlib").Path({str(tmp_path / "run")!r})))
 from bigbird_dna import BigBirdDNA
-import bigbird_dna.predict.promoter, bigbird_dna.predict.chromatin, bigbird_dna.data.chromatin.deepsea
+import bigbird_dna.inference.predictors, bigbird_dna.data.chromatin.deepsea
 print(BigBirdDNA.from_pretrained({str(tmp_path / "run" / "export")!r}, device="cpu").embed(["ACGTACGT"]).shape)
 from bigbird_dna.data.chromatin.deepsea import _scipy_io
 try:

@@ -7,11 +7,12 @@ in ``config.json`` (:func:`hf_config_fields`), and this package's two modules co
 ``modeling_bigbird_dna.py`` (the model classes, over the installed ``bigbird_dna``). Importing this
 package does not import ``transformers``; only loading those two modules does.
 
-Which classes an export maps (``auto_map``): every export ``AutoModel`` (hidden states); an MLM
-export ``AutoModelForMaskedLM``; a classifier (a ``head.out`` layer)
-``AutoModelForSequenceClassification``, with ``problem_type`` ``single_label_classification`` for
-``classify`` (softmax over C classes) and ``multi_label_classification`` otherwise (promoter: one
-logit, binary; chromatin: one sigmoid per profile).
+Which classes an export maps (``auto_map``) follows its output kind
+(:mod:`bigbird_dna.model.outputs`): every export ``AutoModel`` (hidden states); a ``masked_lm``
+export ``AutoModelForMaskedLM``; a ``sigmoid`` or ``softmax`` classifier
+``AutoModelForSequenceClassification``, with the kind's ``problem_type``
+(``multi_label_classification``: promoter, one logit, binary; chromatin, one sigmoid per profile;
+``single_label_classification``: ``classify``, softmax over C classes) and its output names as labels.
 """
 
 from __future__ import annotations
@@ -21,33 +22,28 @@ from pathlib import Path
 from typing import Any
 
 from bigbird_dna.model.export import write_export
+from bigbird_dna.model.outputs import ModelOutput
 from bigbird_dna.tokenizer import DNATokenizer
 
 MODEL_TYPE = "bigbird_dna"
 REMOTE_CODE = ("configuration_bigbird_dna.py", "modeling_bigbird_dna.py")
 _CONFIG = "configuration_bigbird_dna.BigBirdDNAConfig"
 _MODELING = "modeling_bigbird_dna."
-SOFTMAX_TASKS = ("classify",)  # tasks whose classes exclude each other
+_AUTO_CLASS = {"BigBirdDNAForSequenceClassification": "AutoModelForSequenceClassification",
+               "BigBirdDNAForMaskedLM": "AutoModelForMaskedLM"}
 
 
-def hf_config_fields(task: str, state_dict: dict[str, Any], task_config: dict[str, Any] | None) -> dict[str, Any]:
+def hf_config_fields(output: ModelOutput | None) -> dict[str, Any]:
     """``model_type``, ``architectures``, ``auto_map`` and, for a classifier, ``problem_type`` and labels."""
     auto_map = {"AutoConfig": _CONFIG, "AutoModel": _MODELING + "BigBirdDNAModel"}
     fields: dict[str, Any] = {"model_type": MODEL_TYPE}
-    head = state_dict.get("head.out.weight")
-    if head is not None:
-        architecture = "BigBirdDNAForSequenceClassification"
-        auto_map["AutoModelForSequenceClassification"] = _MODELING + architecture
-        names = (task_config or {}).get("class_names") or [f"LABEL_{i}" for i in range(head.shape[0])]
-        fields.update(problem_type="single_label_classification" if task in SOFTMAX_TASKS
-                      else "multi_label_classification",
-                      id2label={str(i): str(name) for i, name in enumerate(names)},
-                      label2id={str(name): i for i, name in enumerate(names)})
-    elif task == "mlm":
-        architecture = "BigBirdDNAForMaskedLM"
-        auto_map["AutoModelForMaskedLM"] = _MODELING + architecture
-    else:
-        architecture = "BigBirdDNAModel"
+    architecture = output.kind.hf_architecture if output is not None else "BigBirdDNAModel"
+    if architecture in _AUTO_CLASS:
+        auto_map[_AUTO_CLASS[architecture]] = _MODELING + architecture
+    if output is not None and output.kind.hf_problem_type:
+        fields.update(problem_type=output.kind.hf_problem_type,
+                      id2label={str(i): name for i, name in enumerate(output.names)},
+                      label2id={name: i for i, name in enumerate(output.names)})
     return {**fields, "architectures": [architecture], "auto_map": auto_map}
 
 
@@ -58,13 +54,12 @@ def remote_code_files() -> dict[str, str]:
 
 
 def write_hf_export(out_dir: str | os.PathLike, task: str, state_dict: dict[str, Any], model_config: dict,
-                    tokenizer: DNATokenizer, task_config: dict | None = None,
+                    tokenizer: DNATokenizer, output: ModelOutput | None, task_config: dict | None = None,
                     metadata: dict | None = None) -> Path:
     """Write an export (``model.safetensors``) that bigbird_dna and ``transformers`` both load.
 
     Arguments as :func:`~bigbird_dna.model.export.write_export`; ``metadata`` must hold no absolute path.
     """
     return write_export(out_dir, task, state_dict, model_config, tokenizer, task_config=task_config,
-                        metadata=metadata, weights="safetensors",
-                        extra_config=hf_config_fields(task, state_dict, task_config),
-                        extra_files=remote_code_files())
+                        output=output, metadata=metadata, weights="safetensors",
+                        extra_config=hf_config_fields(output), extra_files=remote_code_files())

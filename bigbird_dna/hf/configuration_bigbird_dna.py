@@ -27,14 +27,18 @@ class BigBirdDNAConfig(PretrainedConfig):
         model: the encoder's settings (``EncoderConfig.to_dict()``).
         task_config: the task's settings (classifier head, class names...).
         metadata: provenance (seed, steps, training data and command; no absolute paths).
+        output: what the head gives, ``{"kind": "sigmoid" | "softmax" | "masked_lm", "names": [...]}``
+            (``None`` in exports written before it was recorded).
     """
 
     model_type = "bigbird_dna"
 
     def __init__(self, task: str = "mlm", model: dict[str, Any] | None = None,
-                 task_config: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None, **kwargs):
+                 task_config: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None,
+                 output: dict[str, Any] | None = None, **kwargs):
         self.task = task
         self.model = dict(model or {})
+        self.output = dict(output) if output else None
         self.task_config = dict(task_config or {})
         self.metadata = dict(metadata or {})
         # The MLM decoder shares the token embedding inside the encoder module itself; HF must not re-tie.

@@ -5,9 +5,10 @@
 model: the encoder runs on the package's block-sparse attention (Triton kernels on CUDA, the
 PyTorch backend elsewhere), layout presets and pinned-layout registry, several thousand lines that
 a self-contained copy would have to duplicate and keep in step. The classes here are thin
-wrappers: the same :class:`~bigbird_dna.model.encoder.BigBirdEncoder` and heads as the training
-tasks, under the same attribute names (``encoder``, ``head``), so an export's ``model.safetensors``
-keys are this model's ``state_dict`` keys and outputs equal :class:`bigbird_dna.BigBirdDNA`'s. So
+wrappers: the same composed networks as the training tasks and :class:`bigbird_dna.BigBirdDNA`
+(:mod:`bigbird_dna.model.networks`), under the same attribute names (``encoder``, ``head``), so an
+export's ``model.safetensors`` keys are this model's ``state_dict`` keys and outputs equal
+:class:`bigbird_dna.BigBirdDNA`'s. So
 ``pip install bigbird_dna`` is needed wherever the export is loaded.
 
 **Pinned layouts.** The attention layouts a model trained on travel in ``model.safetensors`` as
@@ -51,7 +52,8 @@ from transformers.utils import cached_file
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.export import LAYOUTS_KEY, add_to_safetensors, load_safetensors
-from bigbird_dna.model.heads import ClassificationHead, MLMHead
+from bigbird_dna.model.networks import ClassifierNetwork, MaskedLMNetwork
+from bigbird_dna.model.outputs import SIGMOID, SOFTMAX, ModelOutput
 from bigbird_dna.model.rotary import RotaryEmbedding
 
 from .configuration_bigbird_dna import BigBirdDNAConfig
@@ -68,7 +70,7 @@ class _Encoder(BigBirdEncoder):
 
 
 class BigBirdDNAPreTrainedModel(PreTrainedModel):
-    """The encoder (``self.encoder``) and the loading rules shared by every head."""
+    """The loading rules shared by every head; each subclass builds its encoder (``self.encoder``)."""
 
     config_class = BigBirdDNAConfig
     base_model_prefix = "encoder"
@@ -78,7 +80,6 @@ class BigBirdDNAPreTrainedModel(PreTrainedModel):
     def __init__(self, config: BigBirdDNAConfig):
         super().__init__(config)
         self.encoder_config = EncoderConfig.from_dict(config.model)
-        self.encoder = _Encoder(self.encoder_config)
 
     def _init_weights(self, module: nn.Module) -> None:
         """Weights the export does not hold (a new head): the encoder's own initialisation."""
@@ -97,7 +98,8 @@ class BigBirdDNAPreTrainedModel(PreTrainedModel):
         location = {k: kwargs[k] for k in _LOCATION_KWARGS if k in kwargs}
         weights = cached_file(pretrained_model_name_or_path, "model.safetensors", **location)
         if weights is not None:
-            BigBirdEncoder.set_extra_state(model.encoder, load_safetensors(weights, only=LAYOUTS_KEY).get(LAYOUTS_KEY, {}))
+            layouts = load_safetensors(weights, only=LAYOUTS_KEY).get(LAYOUTS_KEY, {})
+            BigBirdEncoder.set_extra_state(model.encoder, layouts)
         return loaded
 
     def save_pretrained(self, save_directory, *args, **kwargs):
@@ -110,13 +112,12 @@ class BigBirdDNAPreTrainedModel(PreTrainedModel):
             add_to_safetensors(weights, {LAYOUTS_KEY: layouts})
         return result
 
-    def _encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None,
-                inputs_embeds: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(hidden [B, T, hidden], mask [B, T] bool)``."""
+    def _mask(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None,
+              inputs_embeds: torch.Tensor | None) -> torch.Tensor:
+        """``attention_mask [B, T]`` as bools, or ``input_ids != pad`` when it is omitted."""
         if inputs_embeds is not None:
             raise ValueError("BigBirdDNA models take input_ids, not inputs_embeds.")
-        mask = input_ids != self.encoder_config.pad_id if attention_mask is None else attention_mask.bool()
-        return self.encoder(input_ids, mask), mask
+        return input_ids != self.encoder_config.pad_id if attention_mask is None else attention_mask.bool()
 
 
 class BigBirdDNAModel(BigBirdDNAPreTrainedModel):
@@ -124,45 +125,54 @@ class BigBirdDNAModel(BigBirdDNAPreTrainedModel):
 
     def __init__(self, config: BigBirdDNAConfig):
         super().__init__(config)
+        self.encoder = _Encoder(self.encoder_config)
         self.post_init()
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, inputs_embeds: torch.Tensor | None = None,
                 output_attentions: bool | None = None, output_hidden_states: bool | None = None,
                 return_dict: bool | None = None) -> BaseModelOutput:
-        hidden, _ = self._encode(input_ids, attention_mask, inputs_embeds)
-        return BaseModelOutput(last_hidden_state=hidden)
+        mask = self._mask(input_ids, attention_mask, inputs_embeds)
+        return BaseModelOutput(last_hidden_state=self.encoder(input_ids, mask))
 
 
-class BigBirdDNAForMaskedLM(BigBirdDNAPreTrainedModel):
+class BigBirdDNAForMaskedLM(MaskedLMNetwork, BigBirdDNAPreTrainedModel):
     """Logits ``[B, T, vocab]`` at every position, from the MLM head tied to the token embedding."""
 
     def __init__(self, config: BigBirdDNAConfig):
         super().__init__(config)
-        self.head = MLMHead(self.encoder_config, self.encoder.token_embedding)
+        self.build_network(self.encoder_config, encoder_class=_Encoder)
         self.post_init()
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 token_type_ids: torch.Tensor | None = None, labels: torch.Tensor | None = None,
                 inputs_embeds: torch.Tensor | None = None, output_attentions: bool | None = None,
                 output_hidden_states: bool | None = None, return_dict: bool | None = None) -> MaskedLMOutput:
-        hidden, _ = self._encode(input_ids, attention_mask, inputs_embeds)
-        logits = self.head(hidden)
+        logits = self.logits(input_ids, self._mask(input_ids, attention_mask, inputs_embeds))
         loss = None
         if labels is not None:
             loss = nn.functional.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=-100)
         return MaskedLMOutput(loss=loss, logits=logits)
 
 
-class BigBirdDNAForSequenceClassification(BigBirdDNAPreTrainedModel):
+def classifier_output(config: BigBirdDNAConfig) -> ModelOutput:
+    """The classifier's output: as the export recorded it, or, for a new head (``num_labels=`` given
+    to ``from_pretrained``) or an older export, from ``problem_type`` and ``id2label``."""
+    recorded = ModelOutput.from_dict(config.output) if config.output else None
+    if recorded is not None and recorded.kind.classifies and recorded.num_outputs == config.num_labels:
+        return recorded
+    names = tuple(str(config.id2label[i]) for i in range(config.num_labels))
+    softmax = config.problem_type == "single_label_classification" and config.num_labels > 1
+    return ModelOutput(SOFTMAX if softmax else SIGMOID, names)
+
+
+class BigBirdDNAForSequenceClassification(ClassifierNetwork, BigBirdDNAPreTrainedModel):
     """Logits ``[B, num_labels]`` from the pooled classifier head (settings in ``task_config.head``)."""
 
     def __init__(self, config: BigBirdDNAConfig):
         super().__init__(config)
-        head = dict(config.task_config.get("head") or {})
-        self.head = ClassificationHead(self.encoder_config.hidden_size, config.num_labels,
-                                       dropout=head.get("dropout", self.encoder_config.dropout),
-                                       hidden_size=head.get("hidden_size"), pooling=head.get("pooling", "cls"))
+        self.build_network(self.encoder_config, classifier_output(config), config.task_config.get("head"),
+                           encoder_class=_Encoder)
         self.post_init()
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
@@ -170,8 +180,7 @@ class BigBirdDNAForSequenceClassification(BigBirdDNAPreTrainedModel):
                 inputs_embeds: torch.Tensor | None = None, output_attentions: bool | None = None,
                 output_hidden_states: bool | None = None,
                 return_dict: bool | None = None) -> SequenceClassifierOutput:
-        hidden, mask = self._encode(input_ids, attention_mask, inputs_embeds)
-        logits = self.head(hidden, mask)
+        logits = self.logits(input_ids, self._mask(input_ids, attention_mask, inputs_embeds))
         loss = None if labels is None else self._loss(logits.float(), labels)
         return SequenceClassifierOutput(loss=loss, logits=logits)
 

@@ -4,7 +4,8 @@ Layout of an export directory::
 
     export/
       model.pt or model.safetensors   the state_dict (tensors, incl. the pinned attention layouts)
-      config.json     {"task": ..., "model": EncoderConfig dict, "task_config": {...}, "metadata": {...}}
+      config.json     {"task": ..., "model": EncoderConfig dict, "output": {"kind", "names"},
+                      "task_config": {...}, "metadata": {...}}
       tokenizer.json  the exact tokenizer the ids come from, HF-compatible (:mod:`bigbird_dna.tokenizer.hf`)
       tokenizer_config.json, special_tokens_map.json   what ``transformers`` reads beside it
       README.md       the model card (:mod:`bigbird_dna.model.model_card`), rendered from config.json
@@ -35,6 +36,7 @@ import torch
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.model_card import render_card
+from bigbird_dna.model.outputs import ModelOutput, read_output
 from bigbird_dna.runtime.atomic import atomic_directory, disk_full_cause
 from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.hf import hf_side_files, hf_tokenizer_json, project_tokenizer
@@ -48,7 +50,11 @@ LAYOUTS_KEY = "encoder._extra_state"  # the encoder's pinned attention layouts i
 
 @dataclass
 class Export:
-    """A loaded export: plain config, weights and tokenizer."""
+    """A loaded export: plain config, weights and tokenizer.
+
+    ``output`` is what the head gives (:mod:`bigbird_dna.model.outputs`), as ``config.json`` records
+    it or, for older exports, as their weights imply; ``None`` for an encoder without a head.
+    """
 
     task: str
     model_config: dict[str, Any]
@@ -57,16 +63,19 @@ class Export:
     state_dict: dict[str, Any]
     tokenizer: DNATokenizer
     path: Path
+    output: ModelOutput | None = None
 
 
 def write_export(out_dir: str | os.PathLike, task: str, state_dict: dict[str, Any], model_config: dict,
-                 tokenizer: DNATokenizer, task_config: dict | None = None,
+                 tokenizer: DNATokenizer, task_config: dict | None = None, output: ModelOutput | None = None,
                  metadata: dict | None = None, weights: str = "pt", extra_config: dict | None = None,
                  extra_files: dict[str, str] | None = None) -> Path:
     """Write an export directory atomically and return its path.
 
+    ``output``: what the head gives, recorded as ``config.json``'s ``output`` (``None``: not recorded;
+    :func:`~bigbird_dna.model.outputs.read_output` then reads it from the weights, as for older exports).
     ``weights``: ``"pt"`` (``model.pt``) or ``"safetensors"`` (``model.safetensors``, no pickle).
-    ``extra_config``: more top-level keys of ``config.json`` (the four keys above win on a clash).
+    ``extra_config``: more top-level keys of ``config.json`` (the keys above win on a clash).
     ``extra_files``: ``{file name: text}`` written beside the rest.
 
     Raises:
@@ -85,6 +94,8 @@ def write_export(out_dir: str | os.PathLike, task: str, state_dict: dict[str, An
                 save_safetensors(state_dict, staging / "model.safetensors")
             config = {**(extra_config or {}), "task": task, "model": model_config, "task_config": task_config or {},
                       "metadata": {**(metadata or {}), "tokenizer_sha256": tokenizer.sha256}}
+            if output is not None:
+                config["output"] = output.to_dict()
             (staging / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True))
             (staging / "tokenizer.json").write_text(hf_tokenizer_json(tokenizer))
             files = {**hf_side_files(model_config.get("max_positions", 0)), **(extra_files or {}),
@@ -190,4 +201,5 @@ def load_export(path: str | os.PathLike, task: str | None = None) -> Export:
         state = torch.load(weights, map_location="cpu", weights_only=True)
     return Export(task=config["task"], model_config=config["model"], task_config=config["task_config"],
                   metadata=config["metadata"], state_dict=state,
-                  tokenizer=project_tokenizer((path / "tokenizer.json").read_text()), path=path)
+                  tokenizer=project_tokenizer((path / "tokenizer.json").read_text()), path=path,
+                  output=read_output(config, state))

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.model.outputs import read_output
 
 LICENSE_TODO = "license: other  # TODO: set the license of the weights and of the training data"
 # A POSIX absolute path inside a string: a "/" not preceded by a word character, a dot or a slash.
@@ -98,9 +99,8 @@ def count_parameters(state_dict: dict[str, Any]) -> int:
 
 
 def _pipeline_tag(config: dict[str, Any], state_dict: dict[str, Any]) -> str | None:
-    if "head.out.weight" in state_dict:
-        return "text-classification"
-    return "fill-mask" if config["task"] == "mlm" else None
+    output = read_output(config, state_dict)
+    return output.kind.pipeline_tag if output is not None else None
 
 
 def _header(config: dict[str, Any], pipeline_tag: str | None) -> str:

@@ -1,5 +1,5 @@
-"""Prediction from exported models: one driver for windows, strands and devices (:mod:`.driver`),
-one module per task (``promoter``, ``chromatin``), and the CLI (:mod:`.cli`)."""
+"""``python -m bigbird_dna.predict``: the command line over the inference layer's genome scans
+(:mod:`bigbird_dna.inference.predictors`)."""
 
 from bigbird_dna.predict.cli import main
 

@@ -8,15 +8,15 @@ Examples::
     python -m bigbird_dna.predict --model EXPORT a.fa b.fa.gz --window 1000 --stride 250 \\
         --combine per-strand --threshold 0.9 --out-prefix scan
 
-The export's task picks the predictor: the ``predict`` function of ``bigbird_dna.predict.<task>``
-(a new task adds its module there, nothing else). Each writes its own files under
-``--out-prefix`` (promoter: ``PREFIX.tsv`` and ``PREFIX.bed``). Coordinates are 0-based, half-open.
+The export's output picks the predictor (:mod:`bigbird_dna.inference.predictors`): one sigmoid
+label (promoter) writes ``PREFIX.tsv`` and ``PREFIX.bed``, several (chromatin) ``PREFIX.tsv`` or
+``PREFIX.h5``, a softmax over classes (classify) ``PREFIX.tsv``. Coordinates are 0-based, half-open.
 
 Genome tracks (``--format bedgraph|bigwig``; chromatin: of one ``--label NAME|INDEX``): each
-window's score is written over its own bin, the window itself ``[start, end)`` when windows do not overlap (stride >= window), else the
-stride-wide bin centred on the window; bedGraph is sorted and non-overlapping, bigWig needs
-pip install 'bigbird_dna[tracks]'. ``--gzip`` (or an ``--out-prefix`` ending in ``.tsv.gz``) writes
-the long TSV as ``PREFIX.tsv.gz``.
+window's score is written over its own bin, the window itself ``[start, end)`` when windows do not
+overlap (stride >= window), else the stride-wide bin centred on the window; bedGraph is sorted and
+non-overlapping, bigWig needs pip install 'bigbird_dna[tracks]'. ``--gzip`` (or an ``--out-prefix``
+ending in ``.tsv.gz``) writes the long TSV as ``PREFIX.tsv.gz``.
 Outputs are written under temporary names and renamed at the end, so a failed run (an unreadable
 FASTA, an empty record, a model of the wrong task, a full disk...) leaves no partial file; user
 errors print one ``error: ...`` line and exit with status 2; SIGINT/SIGTERM remove the temporary
@@ -33,7 +33,6 @@ truncated), and then writes no output.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import signal
 import sys
@@ -41,25 +40,17 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from bigbird_dna.version import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
-from bigbird_dna.model.export import load_export
-from bigbird_dna.predict.checks import check_output_folder, check_task_flags
-from bigbird_dna.predict.driver import COMBINE_CHOICES, STRAND_CHOICES
 from bigbird_dna.runtime.atomic import disk_full_cause
 from bigbird_dna.runtime.cli_args import add_device_arguments
 from bigbird_dna.runtime.malloc import keep_freed_memory
+from bigbird_dna.version import __version__
 
-# Modules of this package that are not a task's predictor.
-NOT_PREDICTORS = {"cli", "driver", "checks", "tiling", "tracks"}
-# Flags whose default is None so that "given" can be told from "default": the defaults.
-DEFAULTS = {"strands": "both", "combine": "mean", "threshold": 0.5, "format": "tsv", "merge": False}
-
-
-def predicting_tasks() -> list[str]:
-    """Tasks with a predictor: the modules of ``bigbird_dna/predict/`` that define ``predict``."""
-    folder = Path(__file__).parent
-    return sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_") and p.stem not in NOT_PREDICTORS)
+STRANDS = ("+", "-", "both")
+COMBINE = ("mean", "max", "per-strand")
+# Options whose default is None so that "given" can be told from "default": the defaults.
+DEFAULTS = {"strands": "both", "combine": "mean", "threshold": 0.5, "format": "tsv", "merge": False,
+            "bed": None, "label": None}
 
 
 def _workers(text: str) -> str | int:
@@ -82,9 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="window in bp (default: the model's task.predict_window_bp)")
     parser.add_argument("--stride", type=int, default=None,
                         help="step between window starts in bp (default: --window; not with --bed)")
-    parser.add_argument("--strands", choices=sorted(STRAND_CHOICES), default=None,
+    parser.add_argument("--strands", choices=STRANDS, default=None,
                         help="strands to score (default both)")
-    parser.add_argument("--combine", choices=COMBINE_CHOICES, default=None,
+    parser.add_argument("--combine", choices=COMBINE, default=None,
                         help="with both strands: their mean or maximum (one row, strand '.') or one row per "
                              "strand (default mean)")
     parser.add_argument("--threshold", type=float, default=None,
@@ -112,30 +103,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def check_args(args: argparse.Namespace) -> None:
-    """Refuse bad settings and unreadable inputs before any model is loaded."""
-    for name in ("window", "stride", "batch_size"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise InputError(f"--{name.replace('_', '-')} must be a positive integer, got {value}.")
-    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
-        raise InputError(f"--threshold must lie in [0, 1], got {args.threshold}.")
-    for path in args.fasta:
-        if Path(path).is_dir():
-            raise InputError(f"{path} is a directory, not a FASTA file; give the FASTA files inside it.")
-        if not Path(path).is_file():
-            raise InputError(f"FASTA not found: {path}.")
-        if not os.access(path, os.R_OK):
-            raise InputError(f"FASTA not readable: {path}; check its permissions.")
+def scan_request(args: argparse.Namespace):
+    """The typed request of the parsed command line (:class:`~bigbird_dna.inference.request.ScanRequest`)."""
+    from bigbird_dna.inference.request import ScanRequest
 
-
-def predictor_for(task: str):
-    """The module ``bigbird_dna.predict.<task>``: ``predict(export, args) -> written paths`` and
-    ``FLAGS``, the task-specific flags it uses."""
-    if task not in predicting_tasks():
-        raise InputError(f"the model is a '{task}' model, which predict cannot use; it needs one of "
-                         f"{predicting_tasks()} (fine-tune one with python -m bigbird_dna.train task=NAME).")
-    return importlib.import_module(f"bigbird_dna.predict.{task}")
+    given = frozenset(name for name in DEFAULTS if getattr(args, name) is not None)
+    values = {name: default if getattr(args, name) is None else getattr(args, name)
+              for name, default in DEFAULTS.items()}
+    bed = values.pop("bed")
+    bed = Path(bed) if bed is not None else None
+    return ScanRequest(fastas=tuple(Path(p) for p in args.fasta), out_prefix=Path(args.out_prefix),
+                       model=Path(args.model), window=args.window, stride=args.stride, bed=bed, gzip=args.gzip,
+                       batch_size=args.batch_size, tokenizer_workers=args.tokenizer_workers, device=args.device,
+                       precision=args.precision, cuda_graphs=args.cuda_graphs, progress=not args.no_progress,
+                       given=given, **values)
 
 
 class Interrupted(BaseException):
@@ -172,15 +153,18 @@ def _is_output_error(err: OSError, prefix: str) -> bool:
     return bool(name) and Path(name).resolve().parent == Path(prefix).resolve().parent
 
 
-def _predict(predictor, export, args: argparse.Namespace) -> list[Path]:
+def _predict(request) -> list[Path]:
+    from bigbird_dna.inference.predictors import predict
+    from bigbird_dna.model.export import load_export
+
     try:
-        return predictor.predict(export, args)
+        return predict(request, load_export(request.model))
     except OSError as err:
-        if not _is_output_error(err, args.out_prefix):
+        if not _is_output_error(err, request.out_prefix):
             raise
         full = disk_full_cause(err)
-        raise InputError(f"cannot write {args.out_prefix}.*: {(full or err).strerror or err}; nothing was written "
-                         "(temporary files removed). Free space or choose another --out-prefix.") from err
+        raise InputError(f"cannot write {request.out_prefix}.*: {(full or err).strerror or err}; nothing was "
+                         "written (temporary files removed). Free space or choose another --out-prefix.") from err
 
 
 @exit_on_input_error
@@ -198,14 +182,9 @@ def main(argv: list[str] | None = None) -> list[Path]:
         args.out_prefix, args.gzip = args.out_prefix[:-len(".tsv.gz")], True
     try:
         with _signals_unwind():
-            check_args(args)
-            check_output_folder(args.out_prefix)
-            export = load_export(args.model)
-            predictor = predictor_for(export.task)
-            check_task_flags(args, export.task, predictor.FLAGS)
-            for name, default in DEFAULTS.items():
-                setattr(args, name, default if getattr(args, name) is None else getattr(args, name))
-            written = _predict(predictor, export, args)
+            request = scan_request(args)
+            request.check()
+            written = _predict(request)
     except Interrupted as stop:
         name = signal.Signals(stop.signum).name
         print(f"error: stopped by {name}; no output was written (temporary files removed).", file=sys.stderr)

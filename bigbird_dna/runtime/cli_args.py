@@ -1,7 +1,7 @@
 """Command-line options that every inference CLI (predict, variants, score) takes the same way.
 
 Kept free of torch so that ``--help`` stays instant; the values are resolved by
-:func:`bigbird_dna.predict.driver.resolve_device` and :func:`bigbird_dna.predict.driver.resolve_precision`.
+:mod:`bigbird_dna.inference.device`.
 """
 
 from __future__ import annotations

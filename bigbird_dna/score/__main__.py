@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> Path:
     from bigbird_dna import BigBirdDNA
     from bigbird_dna.genome.bed import read_bed
     from bigbird_dna.genome.fasta import Genome, prepare_genome
-    from bigbird_dna.predict.tracks import TrackBins, write_track
+    from bigbird_dna.inference.writers import TrackBins, write_track
     from bigbird_dna.runtime.atomic import atomic_paths
     from bigbird_dna.score.regions import check_region, merge_regions, parse_region, tile_region
 
@@ -96,7 +96,9 @@ def main(argv: list[str] | None = None) -> Path:
         regions += [check_region(r, lengths, f"{args.bed} ({r.record}:{r.start}-{r.end})") for r in read_bed(args.bed)]
     model = BigBirdDNA.from_pretrained(args.model, device=args.device, precision=args.precision,
                                        cuda_graphs=args.cuda_graphs)
-    if model.task != "mlm" or model.num_labels:
+    from bigbird_dna.model.outputs import MASKED_LM
+
+    if model.output.kind is not MASKED_LM:
         raise InputError(f"{args.model} is a '{model.task}' model; a likelihood track needs an MLM export "
                          "(a pretraining run's export/).")
     window = args.window or model.config.max_positions - 2

@@ -23,13 +23,13 @@ import numpy as np
 import torch
 
 from bigbird_dna.data.chromatin.datamodule import ChromatinDataModule
+from bigbird_dna.model.outputs import SIGMOID, ModelOutput, default_names, read_names
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.chromatin_report import (
     average_strands,
     parse_groups,
     per_label_metrics,
     plot_report,
-    read_label_names,
     summarise,
     write_label_tsv,
 )
@@ -83,9 +83,12 @@ class ChromatinTask(SequenceClassificationTask):
                  label_names: str | list[str] | None = None, data_label_names: list[str] | None = None,
                  report_dir: str | None = None, rc_pairs: dict[str, np.ndarray] | None = None, **kwargs: Any):
         if isinstance(label_names, str):
-            label_names = read_label_names(label_names, num_labels)
+            label_names = read_names(label_names, num_labels)
         label_names = list(label_names) if label_names is not None else data_label_names
-        super().__init__(model, optim, num_labels=num_labels, pos_weight=pos_weight, **kwargs)
+        names = tuple(label_names) if label_names is not None and len(label_names) == num_labels else \
+            default_names("label", num_labels)
+        super().__init__(model, optim, num_labels=num_labels, pos_weight=pos_weight,
+                         output=ModelOutput(SIGMOID, names), **kwargs)
         self.groups = parse_groups(groups, num_labels)
         self.rc_pairs: dict[str, np.ndarray] = dict(rc_pairs or {})
         self.report_dir: Path | None = Path(report_dir) if report_dir else None

@@ -47,23 +47,6 @@ def parse_groups(groups: list | dict | None, num_labels: int) -> dict[str, tuple
     return parsed
 
 
-def read_label_names(path: str | os.PathLike, num_labels: int) -> list[str]:
-    """One label name per line (e.g. DeepSEA's ``cell|assay|treatment`` feature names).
-
-    Raises:
-        InputError: a missing file, or a name count other than ``num_labels``.
-    """
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise InputError(f"label names file not found: {path}. Set task.label_names to a file with one name "
-                         "per line, or null.")
-    names = [line.strip() for line in path.read_text().splitlines() if line.strip()]
-    if len(names) != num_labels:
-        raise InputError(f"{path} names {len(names)} labels, but task.num_labels={num_labels}; give one name "
-                         "per label, in label order.")
-    return names
-
-
 def average_strands(probs: torch.Tensor, targets: torch.Tensor, indices: torch.Tensor,
                     pairs: np.ndarray | None) -> tuple[torch.Tensor, torch.Tensor]:
     """Put evaluated rows back in file order and average each forward/reverse-complement pair.

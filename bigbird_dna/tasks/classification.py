@@ -1,9 +1,11 @@
-"""Sequence classification on the [CLS] vector: the shared base of the promoter and chromatin tasks.
+"""Sequence classification on a pooled vector: the shared base of the promoter, chromatin and classify tasks.
 
-:class:`SequenceClassificationTask` is a BigBird encoder plus a
-:class:`~bigbird_dna.model.heads.ClassificationHead` (``num_labels`` independent sigmoid outputs)
-trained with BCE-with-logits, optionally with the positive class up-weighted (``pos_weight``; the
-paper uses 8 for chromatin profiles). Subclasses only say which metrics to report, through
+:class:`SequenceClassificationTask` is the composed classifier of :mod:`bigbird_dna.model.networks`
+(a BigBird encoder plus a :class:`~bigbird_dna.model.heads.ClassificationHead`) as a
+LightningModule. Its output (:mod:`bigbird_dna.model.outputs`) is given by the subclass; the base
+trains ``num_labels`` independent sigmoid outputs with BCE-with-logits, optionally with the positive
+class up-weighted (``pos_weight``; the paper uses 8 for chromatin profiles). Subclasses only say
+which output names and metrics they have, through
 :meth:`SequenceClassificationTask.compute_metrics`, which receives every validation probability
 and target of the epoch at once (``[N, num_labels]`` each).
 
@@ -30,7 +32,8 @@ from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.export import load_export
-from bigbird_dna.model.heads import ClassificationHead
+from bigbird_dna.model.networks import ClassifierNetwork
+from bigbird_dna.model.outputs import SIGMOID, ModelOutput, default_names
 from bigbird_dna.tasks.base import EncoderTask
 
 log = logging.getLogger(__name__)
@@ -79,8 +82,8 @@ def load_backbone(encoder: BigBirdEncoder, export_path: str | os.PathLike) -> tu
     return missing, unexpected
 
 
-class SequenceClassificationTask(EncoderTask):
-    """BigBird encoder + [CLS] classification head, ``num_labels`` independent BCE outputs.
+class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
+    """BigBird encoder + pooled classification head, ``num_labels`` independent BCE outputs.
 
     Args:
         model: :class:`EncoderConfig` as a plain dict.
@@ -94,28 +97,27 @@ class SequenceClassificationTask(EncoderTask):
         tokenizer_json: the tokenizer itself, embedded in every checkpoint (not a hyperparameter).
         backbone: an export (an MLM run's ``export/``) whose encoder weights, with their attention
             layouts, initialise this encoder (:func:`load_backbone`); ``None`` trains from scratch.
+        output: what the head gives (``None``: ``num_labels`` sigmoids named ``label_<j>``); set
+            by subclasses, recorded in the export, not a hyperparameter.
 
-    Every argument is a plain type, so checkpoints load with ``weights_only=True``.
+    Every hyperparameter is a plain type, so checkpoints load with ``weights_only=True``.
     """
 
     task_name = "classification"
 
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], num_labels: int = 1,
                  pos_weight: float | None = None, head: dict[str, Any] | None = None,
-                 tokenizer_sha256: str = "", tokenizer_json: str | None = None, backbone: str | None = None):
+                 tokenizer_sha256: str = "", tokenizer_json: str | None = None, backbone: str | None = None,
+                 output: ModelOutput | None = None):
         super().__init__()
         if num_labels < 1:
             raise InputError(f"num_labels={num_labels}: a classifier needs at least one label.")
         if pos_weight is not None and pos_weight <= 0:
             raise InputError(f"task.pos_weight={pos_weight} must be positive (or null for 1).")
         # Run-specific or bulky inputs of subclasses are not hyperparameters (checkpoints stay plain).
-        self.save_hyperparameters(ignore=["tokenizer_json", "rc_pairs", "data_label_names", "report_dir"])
-        head = dict(head or {})
+        self.save_hyperparameters(ignore=["tokenizer_json", "rc_pairs", "data_label_names", "report_dir", "output"])
         self.config = EncoderConfig.from_dict(dict(model))
-        self.encoder = BigBirdEncoder(self.config)
-        self.head = ClassificationHead(self.config.hidden_size, num_labels,
-                                       dropout=head.get("dropout", self.config.dropout),
-                                       hidden_size=head.get("hidden_size"), pooling=head.get("pooling", "cls"))
+        self.build_network(self.config, output or ModelOutput(SIGMOID, default_names("label", num_labels)), head)
         self.tokenizer_json = tokenizer_json
         self.register_buffer("positive_weight", torch.tensor(float(pos_weight or 1.0)), persistent=False)
         self.mean_loss = nn.ModuleDict({"val": MeanMetric(), "test": MeanMetric()})
@@ -127,19 +129,9 @@ class SequenceClassificationTask(EncoderTask):
         """Initialise the encoder from an export; see :func:`load_backbone`."""
         return load_backbone(self.encoder, export_path)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         """Logits ``[B, num_labels]`` for ``input_ids``/``attention_mask [B, T]``."""
-        return self.head(self.encoder(input_ids, attention_mask), attention_mask)
-
-    @torch.inference_mode()
-    def predict_proba(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """Probabilities ``[B, num_labels]`` (float32)."""
-        return self.probabilities(self(input_ids, attention_mask).float())
-
-    def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
-        """Logits ``[B, num_labels]`` -> probabilities: independent sigmoids here; a softmax
-        classifier (:class:`~bigbird_dna.tasks.classify.ClassifyTask`) overrides it."""
-        return torch.sigmoid(logits)
+        return self.logits(input_ids, attention_mask)
 
     def loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Mean BCE-with-logits over all ``[B, num_labels]`` entries, positives times ``pos_weight``."""

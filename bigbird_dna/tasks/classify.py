@@ -25,6 +25,7 @@ from torchmetrics.functional.classification import multiclass_accuracy, multicla
 
 from bigbird_dna.data.sequence_classes import SequenceClassData
 from bigbird_dna.errors import InputError
+from bigbird_dna.model.outputs import SOFTMAX, ModelOutput
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.classification import SequenceClassificationTask
 from bigbird_dna.tasks.classification_baselines import baseline_rows
@@ -120,14 +121,11 @@ class ClassifyTask(SequenceClassificationTask):
         if len(class_names) < 2:
             raise InputError(f"task=classify needs at least 2 classes, not {class_names}.")
         num_labels = len(class_names)
-        super().__init__(model, optim, num_labels=num_labels, **kwargs)
+        super().__init__(model, optim, num_labels=num_labels, output=ModelOutput(SOFTMAX, tuple(class_names)),
+                         **kwargs)
         self.class_names = class_names
         self.register_buffer("class_weight", resolve_class_weights(class_weights, class_names, class_counts),
                              persistent=False)
-
-    def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
-        """Softmax over the classes: ``[B, C]`` rows summing to 1."""
-        return torch.softmax(logits.float(), dim=-1)
 
     def loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Cross-entropy of logits ``[B, C]`` against one-hot ``labels [B, C]``, class-weighted if set."""

@@ -25,12 +25,9 @@ from torchmetrics import SumMetric
 from bigbird_dna.data.masking import IGNORE_INDEX
 from bigbird_dna.data.mlm import GenomeMLMDataModule
 from bigbird_dna.model.config import EncoderConfig
-from bigbird_dna.model.encoder import BigBirdEncoder
-from bigbird_dna.model.heads import MLMHead
+from bigbird_dna.model.networks import MaskedLMNetwork
 from bigbird_dna.tasks.base import EncoderTask, summary_table
-from bigbird_dna.tokenizer import SPECIAL_TOKENS
-
-MASK_ID = SPECIAL_TOKENS.index("[MASK]")  # the same id in every bigbird_dna tokenizer
+from bigbird_dna.tokenizer import MASK_ID
 
 
 def _versus(summary: dict[str, Any], split: str) -> list[tuple[str, str]]:
@@ -72,15 +69,14 @@ def format_summary(summary: dict[str, Any]) -> str:
     return summary_table("MLM pretraining finished", rows)
 
 
-class MLMTask(EncoderTask):
-    """BigBird encoder + MLM head.
+class MLMTask(MaskedLMNetwork, EncoderTask):
+    """BigBird encoder + MLM head (:class:`~bigbird_dna.model.networks.MaskedLMNetwork`).
 
     Args:
         model: :class:`EncoderConfig` as a plain dict.
         optim: the ``optim`` config group as a plain dict (lr, weight_decay, betas, warmup_steps).
         tokenizer_sha256: fingerprint of the tokenizer the ids come from, kept with the weights.
         tokenizer_json: the tokenizer itself, embedded in every checkpoint (not a hyperparameter).
-        mask_prob: the MLM selection rate the data masks with (recorded here; the collator masks).
         token_counts: ``[vocab_size]`` train token counts; when given, the output bias starts at
             their log frequencies (:meth:`init_output_prior`). Not a hyperparameter.
     """
@@ -90,13 +86,11 @@ class MLMTask(EncoderTask):
     data_class = GenomeMLMDataModule
 
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], tokenizer_sha256: str = "",
-                 tokenizer_json: str | None = None, mask_prob: float = 0.15,
-                 token_counts: torch.Tensor | None = None):
+                 tokenizer_json: str | None = None, token_counts: torch.Tensor | None = None):
         super().__init__()
         self.save_hyperparameters(ignore=["tokenizer_json", "token_counts"])
         self.config = EncoderConfig.from_dict(dict(model))
-        self.encoder = BigBirdEncoder(self.config)
-        self.head = MLMHead(self.config, self.encoder.token_embedding)
+        self.build_network(self.config)
         self.tokenizer_json = tokenizer_json
         # Sums over the scored tokens of a val/test pass: CE (nats), correct, tokens, bases.
         self.eval_sums = torch.nn.ModuleDict({name: SumMetric() for name in ("nats", "correct", "tokens", "bases")})
@@ -114,9 +108,9 @@ class MLMTask(EncoderTask):
         counts = token_counts.to(self.head.bias).double() + 1.0
         self.head.bias.copy_((counts / counts.sum()).log().to(self.head.bias.dtype))
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         """Logits ``[B, T, vocab]`` for every position."""
-        return self.head(self.encoder(input_ids, attention_mask))
+        return self.logits(input_ids, attention_mask)
 
     def _masked_loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, int]:
         """Training objective: mean CE over every selected token; and accuracy at [MASK] inputs.

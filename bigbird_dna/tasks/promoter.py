@@ -22,6 +22,7 @@ from torchmetrics.functional.classification import (
 from bigbird_dna.data.annotation.datamodule import AnnotatedPromoterData
 from bigbird_dna.data.promoter.datamodule import EpdnewPromoterData, LabelledPromoterData
 from bigbird_dna.errors import InputError
+from bigbird_dna.model.outputs import SIGMOID, ModelOutput
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.classification import SequenceClassificationTask
 from bigbird_dna.tasks.classification_baselines import baseline_rows
@@ -54,7 +55,7 @@ class PromoterTask(SequenceClassificationTask):
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], num_labels: int = 1, **kwargs: Any):
         if num_labels != 1:
             raise InputError(f"a promoter model has one output, not task.num_labels={num_labels}.")
-        super().__init__(model, optim, num_labels=1, **kwargs)
+        super().__init__(model, optim, num_labels=1, output=ModelOutput(SIGMOID, ("promoter",)), **kwargs)
 
     def compute_metrics(self, probs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
         probs, targets = probs[:, 0], targets[:, 0]  # [N]

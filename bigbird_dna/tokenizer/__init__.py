@@ -2,6 +2,7 @@
 
 from bigbird_dna.tokenizer.bpe import (
     ALPHABET,
+    MASK_ID,
     SPECIAL_TOKENS,
     TOKENIZER_FILE,
     DNATokenizer,
@@ -12,6 +13,7 @@ from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer, tokenize
 
 __all__ = [
     "ALPHABET",
+    "MASK_ID",
     "SPECIAL_TOKENS",
     "TOKENIZER_FILE",
     "DNATokenizer",

@@ -39,6 +39,7 @@ from bigbird_dna.genome.sequence import ambiguous_fraction
 from bigbird_dna.runtime.atomic import write_text_atomic
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+MASK_ID = SPECIAL_TOKENS.index("[MASK]")  # the same id in every bigbird_dna tokenizer
 ALPHABET = tuple("ACGTN") + tuple("RYSWKMBDHV")
 MAX_WORD_BP = 1024
 TOKENIZER_FILE = "tokenizer.json"
@@ -203,7 +204,7 @@ class DNATokenizer:
     unk_id = property(lambda self: 1, doc="Id of ``[UNK]``.")
     cls_id = property(lambda self: 2, doc="Id of ``[CLS]``.")
     sep_id = property(lambda self: 3, doc="Id of ``[SEP]``.")
-    mask_id = property(lambda self: 4, doc="Id of ``[MASK]``.")
+    mask_id = property(lambda self: MASK_ID, doc="Id of ``[MASK]``.")
 
     @property
     def special_ids(self) -> set[int]:

@@ -9,16 +9,11 @@ from typing import Any
 
 import torch
 
+from bigbird_dna.model.outputs import MASKED_LM
 from bigbird_dna.pretrained import BigBirdDNA
 from bigbird_dna.runtime.atomic import atomic_paths
 from bigbird_dna.variants.score import classifier_scores, cosine_distance, mlm_llr
 from bigbird_dna.variants.windows import VariantWindows
-
-
-def _label_names(model: BigBirdDNA) -> list[str]:
-    from bigbird_dna.predict.chromatin import _label_names as names
-
-    return names(model.export, model.num_labels)
 
 
 class VariantWriter:
@@ -27,7 +22,7 @@ class VariantWriter:
     def __init__(self, prefix: str | Path, model: BigBirdDNA, settings: dict[str, Any]):
         self.model = model
         self.labels = model.num_labels
-        self.mlm = self.labels == 0  # BigBirdDNA loads a headless export as its MLM task
+        self.mlm = model.output.kind is MASKED_LM
         self.paths = [Path(f"{prefix}.tsv")] + ([Path(f"{prefix}.h5")] if self.labels > 1 else [])
         self.settings = settings
         self.rows = 0
@@ -51,7 +46,7 @@ class VariantWriter:
                 self._h5.create_dataset(name, (0, n), maxshape=(None, n), dtype="float32", chunks=(256, n))
             for name, dtype in (("chrom", text), ("pos", "int64"), ("ref_allele", text), ("alt_allele", text)):
                 self._h5.create_dataset(name, (0,), maxshape=(None,), dtype=dtype)
-            self._h5.create_dataset("label_names", data=_label_names(self.model), dtype=text)
+            self._h5.create_dataset("label_names", data=list(self.model.output.names), dtype=text)
             self._h5.attrs.update({k: str(v) for k, v in self.settings.items()})
             self._h5.attrs["coordinates"] = "pos 1-based as in VCF; delta = alt - ref"
         return self

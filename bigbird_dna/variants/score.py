@@ -7,7 +7,7 @@ Every score is computed on both strands (the window and its reverse complement) 
 - **Embedding distance** (``cos_dist``): ``1 - cos(e_ref, e_alt)`` of the mean-pooled encoder
   states (:meth:`BigBirdDNA.embed`, ``pool="mean"``), per strand, then averaged. 0 = no change.
 - **MLM** (``llr``), the masked-marginal log-likelihood ratio of alt over ref, computed by
-  :meth:`BigBirdDNA.score` with ``spans`` (:mod:`bigbird_dna.likelihood`). Each window is
+  :meth:`BigBirdDNA.score` with ``spans`` (:mod:`bigbird_dna.inference.likelihood`). Each window is
   tokenized as in training (``[CLS] tokens [SEP]``); the tokens whose bases overlap the allele's
   bases in that window are all replaced by ``[MASK]`` in one forward pass, and::
 

@@ -8,13 +8,12 @@ import pytest
 
 from bigbird_dna.data.chromatin.intervals import (
     IntervalWindows,
-    centred_window,
-    check_intervals,
     read_labelled_intervals,
     split_by_record,
 )
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta import prepare_genome
+from bigbird_dna.genome.intervals import centred_window, check_intervals
 from bigbird_dna.genome.sequence import reverse_complement
 
 

@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.model.outputs import read_names
 from bigbird_dna.tasks.chromatin_report import (
     average_strands,
     parse_groups,
     per_label_metrics,
     plot_report,
-    read_label_names,
     summarise,
     write_label_tsv,
 )
@@ -77,9 +77,9 @@ def test_group_ranges_outside_the_label_set_are_refused(groups):
 def test_label_names_must_match_the_label_count(tmp_path):
     path = tmp_path / "names.txt"
     path.write_text("a\nb\n")
-    assert read_label_names(path, 2) == ["a", "b"]
+    assert read_names(path, 2) == ["a", "b"]
     with pytest.raises(InputError, match="names 2 labels, but task.num_labels=3"):
-        read_label_names(path, 3)
+        read_names(path, 3)
 
 
 def test_report_files_hold_every_label_and_a_png(tmp_path):

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from bigbird_dna.model.export import load_export
-from bigbird_dna.model.inference import classifier_from_export
+from bigbird_dna.model.networks import network_from_export
+from bigbird_dna.model.outputs import SOFTMAX
 from tests.classify.conftest import (
     MOTIFS,
     TINY,
@@ -56,8 +57,9 @@ def test_a_planted_three_class_signal_is_learnt_and_exported_with_its_class_name
     assert manifest["class_names"] == CLASSES and manifest["samples"]["val"] == dict.fromkeys(CLASSES, 20)
     export = load_export(run_dir / "export", task="classify")
     assert export.task_config["class_names"] == CLASSES and export.state_dict["head.out.weight"].shape == (3, 32)
-    module = classifier_from_export(export)
-    assert module.softmax and module.num_labels == 3 and module.class_names == CLASSES
+    module = network_from_export(export)
+    assert export.output.kind is SOFTMAX and module.output == export.output
+    assert module.output.names == tuple(CLASSES) and module.head.out.out_features == 3
 
 
 def test_predict_cli_writes_one_probability_column_per_class_and_the_argmax(learnt, tmp_path):

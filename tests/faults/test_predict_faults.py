@@ -4,7 +4,6 @@ refusal is one ``error:`` line, exit 2, and no output (not even a temporary file
 
 from __future__ import annotations
 
-import argparse
 import signal
 import subprocess
 import sys
@@ -14,7 +13,6 @@ import pytest
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.predict import main
-from bigbird_dna.predict.checks import check_task_flags
 from tests.conftest import LAMBDA, REPO, run_cli
 from tests.promoter.conftest import isolated_cache, lambda_seq, make_export, tiny_tokenizer, write_fasta  # noqa: F401
 
@@ -79,15 +77,18 @@ def test_flags_that_do_not_apply_are_refused(tmp_path, export, capsys, flags, ne
     assert _nothing_written(tmp_path)
 
 
-def test_threshold_is_refused_for_chromatin_and_stride_with_bed():
-    from bigbird_dna.predict import chromatin
+def test_threshold_is_refused_for_chromatin_and_stride_with_bed(tmp_path):
+    from bigbird_dna.inference.predictors import ProfilePredictor
+    from bigbird_dna.inference.request import ScanRequest
 
-    args = argparse.Namespace(threshold=0.9, bed=None, format=None, combine=None, strands=None)
+    request = ScanRequest(fastas=(tmp_path / "g.fa",), out_prefix=tmp_path / "out", model=tmp_path / "export",
+                          threshold=0.9, given=frozenset({"threshold"}))
     with pytest.raises(InputError, match="--threshold .* does not apply to a 'chromatin' model"):
-        check_task_flags(args, "chromatin", chromatin.FLAGS)
-    args = argparse.Namespace(fasta=["g.fa"], bed="x.bed", format="tsv", stride=200)
+        request.check_options("chromatin", ProfilePredictor.options)
+    request = ScanRequest(fastas=(tmp_path / "g.fa",), out_prefix=tmp_path / "out", model=tmp_path / "export",
+                          bed=tmp_path / "x.bed", stride=200, given=frozenset({"bed"}))
     with pytest.raises(InputError, match="--stride does not apply with --bed"):
-        chromatin.predict(None, args)
+        ProfilePredictor().check(request, "chromatin")
 
 
 def test_outputs_record_the_settings_and_max_takes_the_larger_strand(tmp_path, export):

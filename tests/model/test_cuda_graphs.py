@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from bigbird_dna.model.config import EncoderConfig
-from bigbird_dna.model.cuda_graphs import GraphedForward
-from bigbird_dna.model.inference import SequenceClassifier
+from bigbird_dna.inference.cuda_graphs import GraphedForward
+from bigbird_dna.model.networks import SequenceClassifier
+from bigbird_dna.model.outputs import SIGMOID, ModelOutput, default_names
 from bigbird_dna.runtime.cli_args import add_device_arguments
 
 GPU = torch.cuda.is_available()
@@ -19,7 +20,7 @@ def tiny_classifier(device, backend="auto", pooling="mean_max") -> SequenceClass
     config = EncoderConfig(vocab_size=12, hidden_size=64, num_layers=2, num_heads=2, intermediate_size=128,
                            max_positions=1024, dropout=0.0, conv_kernel=5,
                            attention={"block_size": 32, "backend": backend})
-    return SequenceClassifier(config, num_labels=3, head={"pooling": pooling}).to(device).eval()
+    return SequenceClassifier(config, ModelOutput(SIGMOID, default_names("label", 3)), head={"pooling": pooling}).to(device).eval()
 
 
 def test_off_cuda_and_under_autograd_calls_run_eagerly():

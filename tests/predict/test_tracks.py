@@ -4,12 +4,13 @@ untrained tiny exports (the scores are arbitrary but deterministic; what is chec
 from __future__ import annotations
 
 import gzip
-import io
 
 import pytest
+import torch
 
+from bigbird_dna.inference.windows import ScanWindow
+from bigbird_dna.inference.writers import BedHitsWriter, Row, TrackBins
 from bigbird_dna.predict import main
-from bigbird_dna.predict.tracks import BedWriter, TrackBins
 from tests.conftest import run_cli
 from tests.promoter.conftest import TINY_MODEL, lambda_seq, make_export, tiny_tokenizer, write_fasta  # noqa: F401
 
@@ -91,15 +92,16 @@ def test_bigwig_without_pybigwig_is_one_clear_error_and_no_output(tmp_path, expo
     assert not list(tmp_path.glob("o*")) and not list(tmp_path.glob(".o*"))
 
 
-def test_merge_joins_overlapping_or_touching_windows_with_the_max_score():
-    out = io.StringIO()
-    bed = BedWriter(out, merge=True)
-    for row in [("r", 0, 100, "+", 0.6), ("r", 50, 150, "+", 0.9), ("r", 150, 250, "+", 0.7),
-                ("r", 300, 400, "+", 0.8), ("r", 350, 450, "-", 0.55), ("s", 0, 100, "-", 0.95)]:
-        bed.add(*row)
-    bed.flush()
-    assert out.getvalue().splitlines() == ["r\t0\t250\tpromoter\t900\t+", "r\t300\t450\tpromoter\t800\t.",
-                                           "s\t0\t100\tpromoter\t950\t-"]
+def test_merge_joins_overlapping_or_touching_windows_with_the_max_score(tmp_path):
+    window = ScanWindow("r", 0, 100, "+", "A" * 100, 0.0)  # not read by the BED writer
+    with BedHitsWriter(tmp_path / "hits.bed", threshold=0.5, merge=True, name="promoter", track_line="") as bed:
+        for record, start, end, strand, score in [
+                ("r", 0, 100, "+", 0.6), ("r", 50, 150, "+", 0.9), ("r", 150, 250, "+", 0.7),
+                ("r", 300, 400, "+", 0.8), ("r", 350, 450, "-", 0.55), ("s", 0, 100, "-", 0.95),
+                ("s", 500, 600, "-", 0.4)]:  # below the threshold: not written
+            bed.add(Row(record, start, end, strand, 0.0, torch.tensor([score]), window))
+    assert (tmp_path / "hits.bed").read_text().splitlines() == [
+        "r\t0\t250\tpromoter\t900\t+", "r\t300\t450\tpromoter\t800\t.", "s\t0\t100\tpromoter\t950\t-"]
 
 
 def test_merge_on_a_scan_covers_the_same_windows(tmp_path, export):

@@ -11,7 +11,7 @@ import torch
 
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.model.export import load_export
-from bigbird_dna.model.inference import classifier_from_export
+from bigbird_dna.model.networks import network_from_export
 from bigbird_dna.predict import main
 from bigbird_dna.tokenizer.specials import encode_with_specials
 from tests.conftest import run_cli
@@ -66,7 +66,7 @@ def test_per_strand_scores_are_the_model_on_the_window_and_its_reverse_complemen
     _, mean = _rows(tmp_path / "mean.tsv")
     assert [r[3] for r in per_strand] == ["+", "-"] * len(mean)
     export = load_export(promoter_export)
-    model = classifier_from_export(export)
+    model = network_from_export(export)
     record, start, end = per_strand[0][0], int(per_strand[0][1]), int(per_strand[0][2])
     assert (record, start, end) == ("chrA", 0, 100)
     seqs = [RECORDS[record][start:end], reverse_complement(RECORDS[record][start:end])]

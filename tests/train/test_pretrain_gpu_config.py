@@ -73,7 +73,7 @@ def test_same_genome_split_and_scoring_as_the_cpu_recipe(tmp_path):
         assert gpu["data"][key] == cpu["data"][key], key
     assert gpu["task"] == cpu["task"]
     assert gpu["seed"] == cpu["seed"]
-    assert gpu["data"]["eval_mask_prob"] == 0.15 and gpu["task"]["mask_prob"] == 0.3
+    assert gpu["data"]["eval_mask_prob"] == 0.15 and gpu["data"]["mask_prob"] == 0.3
 
 
 def test_overrides_shrink_it_to_a_cpu_run(tmp_path):

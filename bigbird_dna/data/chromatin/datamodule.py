@@ -26,13 +26,12 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from bigbird_dna.data.chromatin.deepsea import DeepSEAFile, detect_rc_layout, rc_pairs
-from bigbird_dna.data.chromatin.onehot import decode_onehot
 from bigbird_dna.data.chromatin.intervals import (
     IntervalWindows,
-    check_intervals,
     read_labelled_intervals,
     split_by_record,
 )
+from bigbird_dna.data.chromatin.onehot import decode_onehot
 from bigbird_dna.data.labelled import LabelledDataModule, LabelledSequenceCollator
 from bigbird_dna.data.loaders import (
     ResumableLoader,
@@ -43,6 +42,7 @@ from bigbird_dna.data.loaders import (
 )
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.intervals import check_intervals
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.runtime.atomic import write_text_atomic
 from bigbird_dna.runtime.distributed import rank_and_world_size

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 import torch
@@ -29,7 +29,8 @@ from torch.utils.data import Dataset
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.bed import bed_lines, is_header
-from bigbird_dna.genome.fasta import Genome, GenomeHandle
+from bigbird_dna.genome.fasta import GenomeHandle
+from bigbird_dna.genome.intervals import centred_window, fetch_padded
 from bigbird_dna.genome.sequence import reverse_complement
 
 
@@ -105,40 +106,6 @@ def read_labelled_intervals(path: str | os.PathLike, num_labels: int, label_colu
         raise InputError(f"{path} holds no intervals. Give one bin per line: chrom, start, end, labels.")
     return LabelledIntervals(records, np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64),
                              np.stack(rows), num_labels, names)
-
-
-def centred_window(start: int, end: int, context_bp: int) -> tuple[int, int]:
-    """``[w_start, w_end)`` of ``context_bp`` bases centred on the bin ``[start, end)`` (0-based,
-    half-open); may reach below 0 or past the contig end."""
-    w_start = (start + end) // 2 - context_bp // 2
-    return w_start, w_start + context_bp
-
-
-def check_intervals(bins: Iterable[tuple[str, int, int]], record_lengths: dict[str, int], context_bp: int,
-                    pad_ends: bool, source: str) -> None:
-    """Refuse bins ``(record, start, end)`` on contigs the genome lacks or past a contig end (and,
-    without ``pad_ends``, windows that overhang an end), naming the first offender."""
-    for i, (record, start, end) in enumerate(bins):
-        length = record_lengths.get(record)
-        if length is None:
-            raise InputError(f"contig {record!r} of {source} (bin {i}: {record}:{start}-{end}) is not in the "
-                             f"genome FASTA; it has {', '.join(list(record_lengths)[:10])}. Use the genome the "
-                             "intervals were called on (same contig names).")
-        if end > length:
-            raise InputError(f"bin {i} of {source}, {record}:{start}-{end}, runs past the end of {record} "
-                             f"({length} bp; 0-based, half-open). Use the genome the intervals were called on.")
-        w_start, w_end = centred_window(int(start), int(end), context_bp)
-        if not pad_ends and (w_start < 0 or w_end > length):
-            raise InputError(f"the {context_bp}-bp window {record}:{w_start}-{w_end} of bin {i} of {source} runs "
-                             f"past an end of {record} ({length} bp). Set data.pad_ends=true to pad with N, or "
-                             "drop bins near contig ends.")
-
-
-def fetch_padded(genome: Genome, record: str, start: int, end: int) -> str:
-    """Bases ``[start, end)`` of ``record``, with ``N`` for positions before 0 or past the end."""
-    length = genome.record_lengths[record]
-    inside = genome.fetch(record, min(max(start, 0), length), max(min(end, length), 0))
-    return "N" * max(0, -start) + inside + "N" * max(0, end - max(start, length))
 
 
 class IntervalWindows(Dataset):

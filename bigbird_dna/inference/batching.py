@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.predict.tiling import ScanWindow
+from bigbird_dna.inference.windows import ScanWindow
 from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.specials import encode_with_specials, per_character_ids
 

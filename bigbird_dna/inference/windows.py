@@ -1,4 +1,5 @@
-"""Sliding windows over FASTA files, streamed: memory independent of record length.
+"""The windows a scan scores: sliding over FASTA files (streamed, memory independent of record
+length), or one centred on each interval of a BED file.
 
 **Windows.** Coordinates are 0-based and half-open, always on the forward strand. In a record of
 ``L`` bases, windows of ``window`` bases start at ``0, stride, 2*stride, ...`` while they fit. If
@@ -13,6 +14,10 @@ window still needs are carried over to the next chunk (at most ``window`` of the
 holds about one chunk plus one window whatever the record's length. ``L`` is known only at the
 record's last chunk, which is where the end-aligned window is cut. The input is read once: the
 record names are checked (a name twice is refused: rows are keyed by name) as the scan reaches them.
+
+**Intervals** (:func:`interval_windows`): one window centred on each BED interval, as training on
+labelled bins cuts them (:mod:`bigbird_dna.genome.intervals`), padded with N past a contig end. An
+interval with a strand (BED column 6) is scored on that strand only.
 """
 
 from __future__ import annotations
@@ -22,7 +27,10 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.bed import Region, read_stranded_bed
+from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.fasta_stream import CHUNK_BP, RecordChunk, iter_chunks
+from bigbird_dna.genome.intervals import centred_window, check_intervals, fetch_padded
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 
 
@@ -110,3 +118,33 @@ def iter_windows(fastas: Sequence[str | os.PathLike], window: int, stride: int,
             for strand in strands:
                 oriented = reverse_complement(forward) if strand == "-" else forward
                 yield ScanWindow(record, start, end, strand, oriented, n_fraction)
+
+
+def interval_windows(bed: str | os.PathLike, fasta: str | os.PathLike, window: int, strands: tuple[str, ...]
+                     ) -> tuple[list[Region], list[tuple[str, ...]], Iterator[ScanWindow]]:
+    """The intervals of ``bed``, the strands scored for each (its own when the BED gives one, else
+    ``strands``) and, lazily, their centred windows on those strands, in BED order.
+
+    Raises:
+        InputError: an interval on a contig the genome lacks or past a contig end.
+    """
+    bins, own = read_stranded_bed(bed)
+    plan = [(strand,) if strand else strands for strand in own]
+    genome = Genome(prepare_genome(fasta))
+    try:
+        check_intervals(bins, genome.record_lengths, window, pad_ends=True, source=str(bed))
+    except InputError:
+        genome.close()
+        raise
+
+    def windows() -> Iterator[ScanWindow]:
+        with genome:
+            for (record, start, end), interval_strands in zip(bins, plan):
+                w_start, w_end = centred_window(start, end, window)
+                forward = fetch_padded(genome, record, w_start, w_end)
+                n_fraction = ambiguous_fraction(forward)
+                for strand in interval_strands:
+                    seq = reverse_complement(forward) if strand == "-" else forward
+                    yield ScanWindow(record, w_start, w_end, strand, seq, n_fraction)
+
+    return bins, plan, windows()

@@ -10,7 +10,7 @@ import pytest
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
-from bigbird_dna.predict.tiling import iter_windows, window_starts
+from bigbird_dna.inference.windows import iter_windows, window_starts
 from tests.promoter.conftest import write_fasta
 
 

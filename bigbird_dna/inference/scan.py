@@ -1,9 +1,9 @@
-"""Scanning FASTA files with a sequence model: sliding windows, both strands, batched scoring.
+"""Scoring windows with a classifier: batched, both strands, on any device.
 
-This is the task-independent half of ``python -m bigbird_dna.predict``; a task's predictor (e.g.
-:mod:`bigbird_dna.predict.promoter`) turns the scores into its own output files.
+This is the output-independent half of a genome scan; :mod:`bigbird_dna.inference.predictors`
+turns the scores into output files, and :class:`~bigbird_dna.pretrained.BigBirdDNA` into tensors.
 
-**Windows** are cut by :mod:`bigbird_dna.predict.tiling` (0-based, half-open, ``+`` then ``-``),
+**Windows** are cut by :mod:`bigbird_dna.inference.windows` (0-based, half-open, ``+`` then ``-``),
 streamed in chunks so that memory does not grow with the record's length.
 
 **Strands.** With both strands and ``--combine mean`` (or ``max``) the two scores of a window become
@@ -11,16 +11,16 @@ one row, their mean (or maximum), with strand ``.`` (:func:`combine_strands`); w
 ``--combine per-strand`` or one strand each strand is its own row.
 
 **One pass.** Windows are tokenized in a background thread (and, for BPE or k-mer tokenizers on
-a GPU, on worker processes: :mod:`bigbird_dna.predict.batching`) while the model scores the
+a GPU, on worker processes: :mod:`bigbird_dna.inference.batching`) while the model scores the
 previous batch, and scores come back in window order. On a GPU, batches are pinned, copied without
-blocking and replayed from a CUDA graph (:mod:`bigbird_dna.model.cuda_graphs`). The tokenization that feeds the model is also the
+blocking and replayed from a CUDA graph (:mod:`bigbird_dna.inference.cuda_graphs`). The
+tokenization that feeds the model is also the
 check that a window fits the model's context: the first window that needs more tokens stops the
 scan with an :class:`InputError` naming it (windows are never truncated).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import dataclass
@@ -29,16 +29,15 @@ from typing import Callable, Iterable, Iterator, Sequence
 import torch
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.model.cuda_graphs import GraphedForward
+from bigbird_dna.inference.batching import auto_workers, window_batches
+from bigbird_dna.inference.cuda_graphs import GraphedForward
+from bigbird_dna.inference.device import autocast, resolve_device, resolve_precision
+from bigbird_dna.inference.request import COMBINE_CHOICES, ScanRequest
+from bigbird_dna.inference.windows import ScanWindow
 from bigbird_dna.model.export import Export
-from bigbird_dna.model.inference import SequenceClassifier, classifier_from_export
-from bigbird_dna.predict.batching import auto_workers, window_batches
-from bigbird_dna.predict.tiling import ScanWindow
+from bigbird_dna.model.networks import SequenceClassifier, network_from_export
 from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.specials import padding_mask_or_none
-
-STRAND_CHOICES = {"both": ("+", "-"), "+": ("+",), "-": ("-",)}
-COMBINE_CHOICES = ("mean", "max", "per-strand")
 
 
 def score_windows(model: Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor], tokenizer: DNATokenizer,
@@ -55,18 +54,17 @@ def score_windows(model: Callable[[torch.Tensor, torch.Tensor | None], torch.Ten
         max_tokens: the model's context; a window that needs more is an :class:`InputError`.
         device: where the model lives.
         precision: ``"bf16"`` (autocast, CUDA) or ``"fp32"``.
-        workers: tokenizer processes (:func:`~bigbird_dna.predict.batching.window_batches`).
+        workers: tokenizer processes (:func:`~bigbird_dna.inference.batching.window_batches`).
 
     On a GPU the batches are pinned and copied without blocking, and the scores of a batch are
     read back only after the next batch is queued, so the host prepares and the GPU computes at once.
     """
     gpu = device.type == "cuda"
     batches = window_batches(iter(windows), tokenizer, batch_size, max_tokens, workers, pin_memory=gpu)
-    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
     queued: tuple[list[ScanWindow], torch.Tensor, torch.cuda.Event | None] | None = None
     for batch, ids, mask in batches:
         mask = padding_mask_or_none(mask)  # on the host: full windows skip the key-padding path
-        with torch.inference_mode(), autocast:
+        with torch.inference_mode(), autocast(device, precision):
             scores = model(ids.to(device, non_blocking=True),
                            None if mask is None else mask.to(device, non_blocking=True)).float()
         if gpu:  # start the copy back; wait for it only after queuing the next batch
@@ -87,26 +85,6 @@ def _collected(batch: list[ScanWindow], scores: torch.Tensor, done) -> Iterator[
     if done is not None:
         done.synchronize()
     yield from zip(batch, scores)
-
-
-def resolve_device(name: str) -> torch.device:
-    """``auto`` = CUDA when there is a GPU, else CPU; or any torch device string."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        device = torch.device(name)
-    except RuntimeError as err:
-        raise InputError(f"unknown device {name!r}: {err}. Use auto, cpu, cuda or cuda:N.") from err
-    if device.type == "cuda" and not torch.cuda.is_available():
-        raise InputError(f"--device {name}: no CUDA GPU is visible. Use --device cpu (or auto).")
-    return device
-
-
-def resolve_precision(precision: str, device: torch.device) -> str:
-    """``auto`` = ``bf16`` autocast on a GPU, ``fp32`` on CPU; ``fp32``/``bf16`` as given."""
-    if precision != "auto":
-        return precision
-    return "bf16" if device.type == "cuda" else "fp32"
 
 
 def combine_strands(scored: Iterable[tuple[ScanWindow, torch.Tensor]], strands: Sequence[str],
@@ -133,8 +111,9 @@ def combine_strands(scored: Iterable[tuple[ScanWindow, torch.Tensor]], strands: 
 
 
 @dataclass
-class Scan:
-    """What every predictor resolves the same way from an export and the CLI arguments."""
+class Scanner:
+    """A classifier export ready to score windows: its network on the device, the window, strands
+    and strand combination, precision, CUDA graphs and tokenizer processes of one scan."""
 
     export: Export
     model: SequenceClassifier
@@ -147,21 +126,24 @@ class Scan:
     workers: int = 0
 
     @classmethod
-    def from_args(cls, export: Export, args: argparse.Namespace) -> "Scan":
-        """Window (``--window`` or the export's ``predict_window_bp``), strands, device, precision,
-        CUDA graphs, tokenizer processes, and the export's classifier on that device."""
-        window = args.window or export.task_config.get("predict_window_bp")
+    def from_request(cls, export: Export, request: ScanRequest) -> "Scanner":
+        """Window (the request's, or the export's ``predict_window_bp``), strands, device,
+        precision, CUDA graphs, tokenizer processes, and the export's classifier on that device."""
+        if export.output is None or not export.output.kind.classifies:
+            raise InputError(f"{export.path} holds a '{export.task}' model without a classification head; "
+                             "export a fine-tuned classifier (task=promoter, ...).")
+        window = request.window or export.task_config.get("predict_window_bp")
         if not window:
             raise InputError(f"{export.path} does not record a prediction window; pass --window BP.")
-        device = resolve_device(args.device)
-        model = classifier_from_export(export).to(device)
-        workers = getattr(args, "tokenizer_workers", "auto")
+        device = resolve_device(request.device)
+        model = network_from_export(export).to(device)
+        workers = request.tokenizer_workers
         workers = auto_workers(export.tokenizer, device) if workers == "auto" else int(workers)
-        return cls(export, model, window, STRAND_CHOICES[args.strands], args.combine, device,
-                   resolve_precision(args.precision, device), getattr(args, "cuda_graphs", True), workers)
+        return cls(export, model, window, request.strand_list, request.combine, device,
+                   resolve_precision(request.precision, device), request.cuda_graphs, workers)
 
     def __post_init__(self) -> None:
-        # On a GPU, batches of the scan's one shape replay a CUDA graph (model/cuda_graphs.py).
+        # On a GPU, batches of the scan's one shape replay a CUDA graph (inference/cuda_graphs.py).
         self.forward = GraphedForward(self.model.predict_proba) if self.cuda_graphs else self.model.predict_proba
 
     def rows(self, windows: Iterable[ScanWindow], batch_size: int,

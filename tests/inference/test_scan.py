@@ -7,7 +7,9 @@ import pytest
 import torch
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.predict.driver import ScanWindow, combine_strands, resolve_device, resolve_precision
+from bigbird_dna.inference.device import resolve_device, resolve_precision
+from bigbird_dna.inference.scan import combine_strands
+from bigbird_dna.inference.windows import ScanWindow
 
 
 def _scored(strands: tuple[str, ...], locations: int) -> list[tuple[ScanWindow, torch.Tensor]]:

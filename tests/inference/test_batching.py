@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.predict import batching
-from bigbird_dna.predict.batching import auto_workers, window_batches
-from bigbird_dna.predict.tiling import ScanWindow
+from bigbird_dna.inference import batching
+from bigbird_dna.inference.batching import auto_workers, window_batches
+from bigbird_dna.inference.windows import ScanWindow
 from bigbird_dna.tokenizer import char_tokenizer
 from tests.promoter.conftest import tiny_tokenizer  # noqa: F401
 
