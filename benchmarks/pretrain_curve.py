@@ -124,7 +124,7 @@ def compute_baselines(run_dir: Path, cfg: dict[str, Any]) -> dict[str, float]:
     """The run's own ``reference_metrics``: its data config, seed, tokenizer and context length."""
     from omegaconf import OmegaConf
 
-    from bigbird_dna.runtime.resolvers import instantiate, register_resolvers
+    from bigbird_dna.training.resolvers import instantiate, register_resolvers
     from bigbird_dna.tokenizer import DNATokenizer
 
     register_resolvers()
@@ -155,7 +155,7 @@ def run_baselines(run_dir: Path, summary: dict | None, cfg: dict[str, Any], comp
 def checkpoint_step(run_dir: Path) -> int | None:
     """Global step of the checkpoint a resume would start from (the newest), or None."""
     from bigbird_dna.errors import InputError
-    from bigbird_dna.runtime.run_record import resolve_checkpoint
+    from bigbird_dna.training.run_record import resolve_checkpoint
 
     try:
         path = resolve_checkpoint("last", run_dir)

@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     from hydra import compose, initialize_config_module
 
-    from bigbird_dna.runtime.resolvers import instantiate, register_resolvers
+    from bigbird_dna.training.resolvers import instantiate, register_resolvers
     from bigbird_dna.tokenizer import char_tokenizer
 
     register_resolvers()

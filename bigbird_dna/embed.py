@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> Path:
     import h5py
     import numpy as np
 
-    from bigbird_dna import BigBirdDNA
+    from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.inference.batching import chunked
 
     model = BigBirdDNA.from_pretrained(args.model, device=args.device)

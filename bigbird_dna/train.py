@@ -8,7 +8,7 @@ Examples::
 
 A run directory holds ``config.yaml`` (the composed, resolved config), ``split_manifest.json``,
 ``tokenizer.json``, ``checkpoints/{last,best-*}.ckpt``, ``logs/metrics.csv``, ``export/`` and
-``summary.json``; after a preemption also ``hpc_ckpt_<n>.ckpt`` (see :mod:`bigbird_dna.runtime.faults`).
+``summary.json``; after a preemption also ``hpc_ckpt_<n>.ckpt`` (see :mod:`bigbird_dna.training.faults`).
 
 Several processes (DDP ranks) may run this for one run directory: Lightning re-runs the command
 for each extra local rank, ``srun`` starts one per task. Only rank 0 writes ``config.yaml``, the
@@ -42,20 +42,23 @@ from omegaconf import DictConfig, OmegaConf
 from bigbird_dna.errors import EXIT_INPUT_ERROR, InputError
 from bigbird_dna.hf import write_hf_export
 from bigbird_dna.model.export import load_export
-from bigbird_dna.model.model_card import portable_tree, training_record
+from bigbird_dna.model.model_card import portable_tree
 from bigbird_dna.runtime.atomic import disk_full_cause, disk_full_error, ensure_writable_dir, write_text_atomic
-from bigbird_dna.runtime.checkpoint_io import AtomicCheckpointIO
-from bigbird_dna.runtime.distributed import multirun_job, register_slurm_resolver
-from bigbird_dna.runtime.faults import (
+from bigbird_dna.runtime.phases import phase, process_start, reset_phases, run_timing
+from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
+from bigbird_dna.tokenizer.provision import provision_tokenizer
+from bigbird_dna.training.checkpoint_io import AtomicCheckpointIO
+from bigbird_dna.training.distributed import multirun_job, register_slurm_resolver
+from bigbird_dna.training.export_record import training_record
+from bigbird_dna.training.faults import (
     EXIT_NONFINITE,
     EXIT_PREEMPTED,
     NonFiniteLossError,
     Preempted,
     arm_signal_handlers,
 )
-from bigbird_dna.runtime.phases import phase, process_start, reset_phases, run_timing
-from bigbird_dna.runtime.resolvers import instantiate, register_resolvers, target_class, to_plain
-from bigbird_dna.runtime.run_record import (
+from bigbird_dna.training.resolvers import instantiate, register_resolvers, target_class, to_plain
+from bigbird_dna.training.run_record import (
     command_overrides,
     config_record,
     effective_batch_size,
@@ -64,8 +67,6 @@ from bigbird_dna.runtime.run_record import (
     resolve_checkpoint,
     restore_tokenizer,
 )
-from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
-from bigbird_dna.tokenizer.provision import provision_tokenizer
 
 log = logging.getLogger("bigbird_dna.train")
 register_resolvers()

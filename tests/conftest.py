@@ -40,7 +40,7 @@ def compose(overrides: list[str], run_dir: Path):
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import open_dict
 
-    from bigbird_dna.runtime.resolvers import register_resolvers
+    from bigbird_dna.training.resolvers import register_resolvers
 
     register_resolvers()
     with initialize_config_module(version_base="1.3", config_module="bigbird_dna.conf"):

@@ -11,7 +11,7 @@ import torch
 from omegaconf import OmegaConf
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.runtime.resolvers import instantiate, target_class
+from bigbird_dna.training.resolvers import instantiate, target_class
 from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
 from tests.chromatin.conftest import _lambda_seq
 from tests.chromatin.deepsea_files import planted_samples, write_v5, write_v73

@@ -1,12 +1,15 @@
 """The package's layers import one way only: lower layers never import higher ones.
 
-    errors  ->  runtime  ->  genome  ->  tokenizer  ->  data | attention  ->  model  ->  tasks
-            ->  predict | train | demo | likelihood  ->  pretrained (the BigBirdDNA API, over predict's
-            driver and likelihood's scoring)  ->  embed | variants | score (its CLIs)
+    errors, version  ->  runtime  ->  genome  ->  tokenizer  ->  data | attention  ->  model
+            ->  tasks | hf | inference  ->  training  ->  predict | train | demo
+            ->  pretrained (the BigBirdDNA API, over inference)  ->  embed | variants | score (its CLIs)
 
 Every ``import`` in every module is checked, including imports inside functions, so a lazy
-upward import fails as surely as one at the top of a file. Packages on the same level (``data``
-and ``attention``; ``predict``, ``train`` and ``demo``) do not import each other either.
+upward import fails as surely as one at the top of a file; so is every module named in a
+dynamic import (``importlib.import_module("bigbird_dna....")``, ``__import__``). The package root
+(``bigbird_dna/__init__.py``, the public API) sits above every layer: no module imports from it.
+Packages on the same level (``data`` and ``attention``; ``predict``, ``train`` and ``demo``) do
+not import each other either.
 """
 
 from __future__ import annotations
@@ -29,16 +32,40 @@ LAYERS = {
     "data": 4, "attention": 4,
     "model": 5,
     "tasks": 6, "hf": 6, "inference": 6,
-    "predict": 7, "train": 7, "demo": 7,
-    "pretrained": 8,
-    "embed": 9, "variants": 9, "score": 9,
+    "training": 7,
+    "predict": 8, "train": 8, "demo": 8,
+    "pretrained": 9,
+    "embed": 10, "variants": 10, "score": 10,
 }
 
 
+ROOT = "__init__"  # the package root: the public API, above every layer
+LAYERS[ROOT] = max(LAYERS.values()) + 1
+
+
 def _part(module: str) -> str | None:
-    """The top-level part of ``bigbird_dna.X.Y`` (``X``), or None outside the package."""
+    """The top-level part of ``bigbird_dna.X.Y`` (``X``; :data:`ROOT` for the package itself), or
+    None outside the package."""
     pieces = module.split(".")
-    return pieces[1] if pieces[0] == "bigbird_dna" and len(pieces) > 1 else None
+    if pieces[0] != "bigbird_dna":
+        return None
+    return pieces[1] if len(pieces) > 1 else ROOT
+
+
+def _dynamic(node: ast.AST) -> str | None:
+    """The module a call ``importlib.import_module("...")``/``import_module(...)``/``__import__(...)``
+    names, when its first argument is a string or an f-string with a constant start."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    if name not in ("import_module", "__import__"):
+        return None
+    first = node.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return first.value
+    if isinstance(first, ast.JoinedStr) and first.values and isinstance(first.values[0], ast.Constant):
+        return str(first.values[0].value).rstrip(".")
+    return None
 
 
 def _imports(path: Path, package_dir: Path) -> list[tuple[int, str]]:
@@ -54,8 +81,13 @@ def _imports(path: Path, package_dir: Path) -> list[tuple[int, str]]:
                 module = f"{base}.{node.module}" if node.module else base
             else:
                 module = node.module or ""
-            found.append((node.lineno, module))
-            found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names if module == "bigbird_dna"]
+            if module == "bigbird_dna":  # from the root: a subpackage, or a name of the public API
+                found += [(node.lineno, f"{module}.{alias.name}" if alias.name in LAYERS else module)
+                          for alias in node.names]
+            else:
+                found.append((node.lineno, module))
+        elif (dynamic := _dynamic(node)) is not None:
+            found.append((node.lineno, dynamic))
     return [(line, module) for line, module in found if _part(module)]
 
 
@@ -90,9 +122,14 @@ def test_layers_import_one_way():
     ("from bigbird_dna.tasks.mlm import MLMTask\n", "imports bigbird_dna.tasks.mlm"),
     ("def f():\n    from bigbird_dna.predict.driver import iter_windows\n", "imports bigbird_dna.predict.driver"),
     ("from bigbird_dna.attention import preset\n", "imports bigbird_dna.attention"),
+    ("from bigbird_dna import BigBirdDNA\n", "imports bigbird_dna (__init__"),
+    ("import importlib\nimportlib.import_module('bigbird_dna.tasks.mlm')\n", "imports bigbird_dna.tasks.mlm"),
+    ("from importlib import import_module\nimport_module(f'bigbird_dna.predict.{name}')\n",
+     "imports bigbird_dna.predict"),
 ])
 def test_an_upward_or_sideways_import_is_caught(tmp_path, source, expected):
-    """The check itself can fail: a data module that imports a task, a predictor or attention."""
+    """The check itself can fail: a data module that imports a task, a predictor, attention, the
+    package root, or a module named in a dynamic import."""
     fake = tmp_path / "bigbird_dna"
     (fake / "data").mkdir(parents=True)
     (fake / "data" / "bad.py").write_text(source)

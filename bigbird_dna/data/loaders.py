@@ -15,7 +15,7 @@ from lightning.pytorch.utilities import rank_zero_info
 from torch.utils.data import DataLoader, Dataset
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.runtime.distributed import rank_and_world_size
+from bigbird_dna.runtime.shards import rank_and_world_size
 from bigbird_dna.tokenizer.specials import padding_mask_or_none
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ def ignore_stop_signals(worker_id: int) -> None:
 
     Schedulers and shells signal every process of a job: ``scancel``, ``timeout``, SLURM's warning
     before the time limit, Ctrl-C in a terminal. The main process records the signal and stops at
-    the next step boundary with a checkpoint (:mod:`bigbird_dna.runtime.signals`), then shuts its
+    the next step boundary with a checkpoint (:mod:`bigbird_dna.training.signals`), then shuts its
     workers down itself; a worker ended by the signal would instead stop the run at once with a
     DataLoader error and no checkpoint. Workers still exit when the main process dies.
     """

@@ -63,7 +63,7 @@ from bigbird_dna.errors import InputError
 from bigbird_dna.genome.bed import Region
 from bigbird_dna.genome.fasta import GenomeHandle
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
-from bigbird_dna.runtime.distributed import rank_and_world_size
+from bigbird_dna.runtime.shards import rank_and_world_size
 
 MAX_TRIES = 1000  # draws per window before deciding the regions hold (almost) no valid window
 STRATUM_TRIES = 16  # fixed mode: draws inside a window's own slice before searching everywhere

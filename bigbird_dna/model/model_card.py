@@ -6,8 +6,9 @@ model shape, attention layout, the run's metrics next to their baselines, and th
 
 The card is rendered from the export's ``config.json`` alone (:func:`render_card`), so a training
 export and a :meth:`~bigbird_dna.BigBirdDNA.save_pretrained` copy of it carry the same card. What
-only the training run knows travels in ``metadata.training`` (:func:`training_record`), written
-after validation, test and baselines, so the metrics in the card are the run's final ones.
+only the training run knows travels in ``metadata.training``
+(:func:`bigbird_dna.training.export_record.training_record`), written after validation, test and
+baselines, so the metrics in the card are the run's final ones.
 
 No absolute path is written: :func:`portable` reduces a path inside the run directory to a path
 relative to it, and any other path to its file name.
@@ -18,12 +19,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 import torch
 
-from bigbird_dna.genome.fasta import Genome
 from bigbird_dna.model.outputs import read_output
 
 LICENSE_TODO = "license: other  # TODO: set the license of the weights and of the training data"
@@ -51,40 +50,6 @@ def portable_tree(value: Any, run_dir: str | os.PathLike) -> Any:
     if isinstance(value, (list, tuple)):
         return [portable_tree(v, run_dir) for v in value]
     return portable(value, run_dir) if isinstance(value, str) else value
-
-
-def _fasta_size(run_dir: Path) -> dict[str, Any] | None:
-    """Name, bp and records of the FASTA a genome run indexed, and its split sizes (``split_manifest.json``)."""
-    manifest_path = run_dir / "split_manifest.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
-    if "fasta" not in manifest:  # labelled tasks write a manifest of their own
-        return None
-    with Genome(manifest.get("indexed_copy") or manifest["fasta"]) as genome:
-        lengths = genome.record_lengths
-    # a genome MLM run's manifest has per-split regions; a chromatin-intervals run's names only the FASTA
-    splits = {split: part["total_bp"] for split, part in (manifest.get("splits") or {}).items()
-              if isinstance(part, dict) and "total_bp" in part}
-    return {"name": Path(manifest["fasta"]).name, "bp": sum(lengths.values()), "records": len(lengths),
-            **({"split_bp": splits} if splits else {})}
-
-
-def training_record(data: dict[str, Any], tokenizer: dict[str, Any], summary: dict[str, Any],
-                    overrides: list[str], run_dir: str | os.PathLike) -> dict[str, Any]:
-    """What a finished run knows about its model, for ``metadata.training``, with no absolute path.
-
-    Args:
-        data: the run's ``data`` config (plain); file paths become names.
-        tokenizer: the run's ``tokenizer`` config (plain).
-        summary: the run's summary: ``global_step`` and every ``split/metric`` (baselines included).
-        overrides: the command's Hydra overrides.
-        run_dir: the run directory (paths inside it are kept relative to it).
-    """
-    run_dir = Path(run_dir)
-    metrics = {k: v for k, v in summary.items() if "/" in k and isinstance(v, (int, float))}
-    command = " ".join(["python -m bigbird_dna.train", *overrides])
-    return {"data": portable_tree({k: v for k, v in data.items() if k != "_target_"}, run_dir),
-            "fasta": _fasta_size(run_dir), "tokenizer": portable_tree(tokenizer, run_dir),
-            "steps": summary.get("global_step"), "metrics": metrics, "command": portable(command, run_dir)}
 
 
 def count_parameters(state_dict: dict[str, Any]) -> int:

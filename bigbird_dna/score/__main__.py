@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> Path:
     fmt = _check_args(args)
     from tqdm.auto import tqdm
 
-    from bigbird_dna import BigBirdDNA
+    from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.genome.bed import read_bed
     from bigbird_dna.genome.fasta import Genome, prepare_genome
     from bigbird_dna.inference.writers import TrackBins, write_track

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> Path:
             raise InputError(f"input not found: {path}.")
     from tqdm.auto import tqdm
 
-    from bigbird_dna import BigBirdDNA
+    from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.genome.fasta import Genome, prepare_genome
     from bigbird_dna.variants.output import VariantWriter
     from bigbird_dna.variants.vcf import ReadCounts, read_variants

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bigbird_dna.runtime.faults import Preempted
+from bigbird_dna.training.faults import Preempted
 from tests.chromatin.test_train_chromatin import TINY
 from tests.conftest import compose
 

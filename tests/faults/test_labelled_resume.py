@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from bigbird_dna.demo.synthetic_promoters import plant_promoters
-from bigbird_dna.runtime.faults import Preempted
+from bigbird_dna.training.faults import Preempted
 from tests.promoter.conftest import PROMOTER_FAST, lambda_seq, write_fasta
 
 pytestmark = pytest.mark.slow

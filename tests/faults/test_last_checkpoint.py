@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from bigbird_dna.runtime.model_checkpoint import BestAndLastCheckpoint
+from bigbird_dna.training.model_checkpoint import BestAndLastCheckpoint
 
 
 class WorseningModel(L.LightningModule):

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from bigbird_dna.runtime.faults import EXIT_NONFINITE, NonFiniteLossError
+from bigbird_dna.training.faults import EXIT_NONFINITE, NonFiniteLossError
 from tests.conftest import FAST_OVERRIDES, LAMBDA, run_cli
 
 POISON = "+callbacks.poison._target_=tests.faults.callbacks.PoisonHeadBias"

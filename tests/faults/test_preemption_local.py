@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bigbird_dna.runtime.faults import Preempted
+from bigbird_dna.training.faults import Preempted
 from tests.conftest import LAMBDA
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ import torch
 
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
-from bigbird_dna.tasks.compiled_layers import CompileLayers, compiled_layers
+from bigbird_dna.training.compiled_layers import CompileLayers, compiled_layers
 
 
 def _encoder(backend="torch", num_layers=3):

@@ -8,7 +8,8 @@ import pytest
 import torch
 import yaml
 
-from bigbird_dna.model.model_card import count_parameters, portable, portable_tree, render_card, training_record
+from bigbird_dna.model.model_card import count_parameters, portable, portable_tree, render_card
+from bigbird_dna.training.export_record import training_record
 
 MODEL = {"vocab_size": 10, "hidden_size": 8, "num_layers": 2, "num_heads": 2, "intermediate_size": 16,
          "max_positions": 64, "position": "rope", "conv_kernel": 0,

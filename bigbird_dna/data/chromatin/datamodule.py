@@ -45,7 +45,7 @@ from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.intervals import check_intervals
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.runtime.atomic import write_text_atomic
-from bigbird_dna.runtime.distributed import rank_and_world_size
+from bigbird_dna.runtime.shards import rank_and_world_size
 
 log = logging.getLogger(__name__)
 

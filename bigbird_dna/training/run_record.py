@@ -26,7 +26,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.runtime.atomic import write_text_atomic
-from bigbird_dna.runtime.faults import hpc_checkpoints
+from bigbird_dna.training.faults import hpc_checkpoints
 
 if TYPE_CHECKING:
     import lightning as L

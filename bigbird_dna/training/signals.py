@@ -1,6 +1,6 @@
 """Signals that stop a run at the next step boundary instead of wherever the main thread is.
 
-The handlers only record the signal; :class:`~bigbird_dna.runtime.faults.PreemptionCheckpoint`
+The handlers only record the signal; :class:`~bigbird_dna.training.faults.PreemptionCheckpoint`
 acts on it at the end of the next training batch (checkpoint, requeue on SLURM, exit 75).
 
 - ``SIGUSR1`` (SLURM's warning before the time limit or at preemption) and ``SIGTERM`` (what

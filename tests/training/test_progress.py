@@ -2,7 +2,7 @@
 
 from lightning.pytorch.callbacks import TQDMProgressBar
 
-from bigbird_dna.runtime.progress import LineProgress, progress_bar
+from bigbird_dna.training.progress import LineProgress, progress_bar
 
 
 class FakeTrainer:

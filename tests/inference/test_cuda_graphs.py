@@ -1,4 +1,4 @@
-"""CUDA-graph replay of inference (``model/cuda_graphs.py``): eager off CUDA and under autograd;
+"""CUDA-graph replay of inference (``inference/cuda_graphs.py``): eager off CUDA and under autograd;
 on a GPU, one graph per input signature whose replays give the eager numbers for new inputs."""
 import argparse
 

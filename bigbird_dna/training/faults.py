@@ -27,8 +27,6 @@ uninterrupted run. The data position is the train loader's own state
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import logging
 import os
 import random
@@ -36,6 +34,7 @@ import re
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,7 @@ import numpy as np
 import torch
 from lightning.pytorch.callbacks import Callback
 
-from bigbird_dna.runtime import signals
+from bigbird_dna.training import signals
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +83,7 @@ class PreemptionCheckpoint(Callback):
     """On one of ``signals``: checkpoint at the next batch end, requeue the SLURM job, stop (exit 75).
 
     Args:
-        signals: the signals that stop the run at a step boundary (:mod:`bigbird_dna.runtime.signals`):
+        signals: the signals that stop the run at a step boundary (:mod:`bigbird_dna.training.signals`):
             ``SIGUSR1`` (SLURM's time-limit or preemption warning), ``SIGTERM``, ``SIGINT`` (Ctrl-C).
         requeue: run ``scontrol requeue`` when inside a SLURM job.
     """

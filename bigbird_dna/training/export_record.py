@@ -1,0 +1,48 @@
+"""What a finished training run records about its model (``metadata.training`` of the export),
+with no absolute path: the data and tokenizer settings, the genome it read (name, size, records and
+split sizes, from the run's ``split_manifest.json``), the steps, the final metrics beside their
+baselines, and the command. The model card (:mod:`bigbird_dna.model.model_card`) renders it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.model.model_card import portable, portable_tree
+
+
+def genome_record(run_dir: Path) -> dict[str, Any] | None:
+    """Name, bp and records of the FASTA a genome run indexed, and its split sizes (``split_manifest.json``)."""
+    manifest_path = run_dir / "split_manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
+    if "fasta" not in manifest:  # labelled tasks write a manifest of their own
+        return None
+    with Genome(manifest.get("indexed_copy") or manifest["fasta"]) as genome:
+        lengths = genome.record_lengths
+    # a genome MLM run's manifest has per-split regions; a chromatin-intervals run's names only the FASTA
+    splits = {split: part["total_bp"] for split, part in (manifest.get("splits") or {}).items()
+              if isinstance(part, dict) and "total_bp" in part}
+    return {"name": Path(manifest["fasta"]).name, "bp": sum(lengths.values()), "records": len(lengths),
+            **({"split_bp": splits} if splits else {})}
+
+
+def training_record(data: dict[str, Any], tokenizer: dict[str, Any], summary: dict[str, Any],
+                    overrides: list[str], run_dir: str | os.PathLike) -> dict[str, Any]:
+    """What a finished run knows about its model, for ``metadata.training``, with no absolute path.
+
+    Args:
+        data: the run's ``data`` config (plain); file paths become names.
+        tokenizer: the run's ``tokenizer`` config (plain).
+        summary: the run's summary: ``global_step`` and every ``split/metric`` (baselines included).
+        overrides: the command's Hydra overrides.
+        run_dir: the run directory (paths inside it are kept relative to it).
+    """
+    run_dir = Path(run_dir)
+    metrics = {k: v for k, v in summary.items() if "/" in k and isinstance(v, (int, float))}
+    command = " ".join(["python -m bigbird_dna.train", *overrides])
+    return {"data": portable_tree({k: v for k, v in data.items() if k != "_target_"}, run_dir),
+            "fasta": genome_record(run_dir), "tokenizer": portable_tree(tokenizer, run_dir),
+            "steps": summary.get("global_step"), "metrics": metrics, "command": portable(command, run_dir)}
