@@ -16,7 +16,6 @@ import os
 
 import torch
 
-from bigbird_dna.attention.conventions import check_attention_inputs
 from bigbird_dna.attention.layout import BlockLayout, num_blocks_for
 from bigbird_dna.attention.patterns import PRESETS, SparsePattern, fits_sparse, layout_for, preset
 from bigbird_dna.attention.reference import dense_reference_attention
@@ -83,8 +82,10 @@ def block_sparse_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, la
 
     Returns:
         ``[B, H, T, D]`` in the dtype of ``q``.
+
+    The backend checks the inputs (:func:`~bigbird_dna.attention.conventions.check_attention_inputs`),
+    once per call.
     """
-    check_attention_inputs(q, k, v, layout, key_padding_mask)
     if _resolve_backend(backend, q.device, q.dtype) == "triton":
         from bigbird_dna.attention.triton_kernels import triton_block_sparse_attention
 

@@ -3,14 +3,14 @@
 :class:`SparsePattern` describes a pattern and builds a :class:`~bigbird_dna.attention.layout.BlockLayout`
 from it with torch ops on the target device, without host NumPy or loops over blocks. Random blocks
 come from a counter-based hash of (seed, layer, head, num_blocks, row, draw), so CPU and CUDA give
-identical tables. :func:`layout_for` is the cached factory the model uses; it falls back to exact
-dense attention for sequences too short for the pattern (see :meth:`SparsePattern.fits`), for that
-call only.
+identical tables. :func:`layout_for` is the factory the model uses (its
+:class:`~bigbird_dna.model.layout_registry.LayoutRegistry` keeps what it gets: the one cache of
+layouts); it falls back to exact dense attention for sequences too short for the pattern (see
+:meth:`SparsePattern.fits`), for that call only.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 from dataclasses import dataclass, fields
 
@@ -222,27 +222,22 @@ def _canonical_device(device) -> torch.device:
     return device
 
 
-@functools.lru_cache(maxsize=256)
-def _cached_layout(pattern: SparsePattern, num_heads: int, num_blocks: int, block_size: int, layer: int,
-                   seed: int, device: torch.device) -> BlockLayout:
-    if not pattern.fits(num_blocks):
-        pattern = SparsePattern(prepend=pattern.prepend, dense=True)
-    return pattern.build(num_heads, num_blocks, block_size, seed=seed, layer=layer, device=device)
-
-
 def layout_for(pattern: str | SparsePattern, num_heads: int, num_blocks: int, block_size: int, layer: int = 0,
                seed: int = 0, device="cpu", **params) -> BlockLayout:
-    """Cached layout for one attention call: ``pattern`` (preset name plus ``params``, or a
-    :class:`SparsePattern`) at ``num_blocks`` sequence blocks for ``layer``.
+    """The layout of one attention call: ``pattern`` (preset name plus ``params``, or a
+    :class:`SparsePattern`) at ``num_blocks`` sequence blocks for ``layer``, built anew; the same
+    arguments always give the same tables. Callers keep what they reuse (the model's
+    :class:`~bigbird_dna.model.layout_registry.LayoutRegistry` pins one per layer and length).
 
     If the sequence is too short for the pattern (``not pattern.fits(num_blocks)``) this returns the
     dense layout with the same block count. The decision depends only on the arguments, so a short
-    batch never changes what a later, longer batch gets. Cached per (pattern, heads, length, block
-    size, layer, seed, device); the returned layout is shared and must not be modified.
+    batch never changes what a later, longer batch gets.
     """
     if isinstance(pattern, str):
         pattern = preset(pattern, **params)
     elif params:
         raise InputError(f"pass parameters either in the SparsePattern or as keywords, not both: {params}")
-    return _cached_layout(pattern, int(num_heads), int(num_blocks), int(block_size), int(layer), int(seed),
-                          _canonical_device(device))
+    if not pattern.fits(num_blocks):
+        pattern = SparsePattern(prepend=pattern.prepend, dense=True)
+    return pattern.build(int(num_heads), int(num_blocks), int(block_size), seed=int(seed), layer=int(layer),
+                         device=_canonical_device(device))

@@ -9,6 +9,7 @@ import torch
 
 from bigbird_dna.data.masking import IGNORE_INDEX, mask_tokens
 from bigbird_dna.tokenizer import DNATokenizer
+from bigbird_dna.tokenizer.specials import encode_with_specials
 
 
 class MLMCollator:
@@ -42,9 +43,10 @@ class MLMCollator:
         self.token_bases = torch.tensor(tokenizer.token_bases(), dtype=torch.float32)
 
     def tokenize(self, seqs: list[str]) -> list[list[int]]:
-        """Rows of ids, ``[CLS] tokens [SEP]``, at most ``max_tokens`` long (extra tokens are cut)."""
-        body = self.max_tokens - 2
-        return [[self.tokenizer.cls_id, *e[:body], self.tokenizer.sep_id] for e in self.tokenizer.encode_batch(seqs)]
+        """Rows of ids, ``[CLS] tokens [SEP]``, at most ``max_tokens`` long (extra tokens are cut),
+        framed as every task frames them (:func:`~bigbird_dna.tokenizer.specials.encode_with_specials`)."""
+        ids, mask, _ = encode_with_specials(self.tokenizer, seqs, self.max_tokens)
+        return [row[:length].tolist() for row, length in zip(ids, mask.sum(1).tolist())]
 
     def _mask_seed(self, item: dict[str, Any]) -> int:
         if self.fixed_masks or "index" not in item:
