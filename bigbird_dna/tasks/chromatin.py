@@ -23,12 +23,12 @@ import numpy as np
 import torch
 
 from bigbird_dna.data.chromatin.datamodule import ChromatinDataModule
+from bigbird_dna.evaluation.metrics import per_label_metrics
 from bigbird_dna.model.outputs import SIGMOID, ModelOutput, default_names, read_names
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.chromatin_report import (
     average_strands,
     parse_groups,
-    per_label_metrics,
     plot_report,
     summarise,
     write_label_tsv,

@@ -10,20 +10,14 @@ median and counted, and written as ``NA`` in the TSV.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
-from torchmetrics.functional.classification import (
-    binary_auroc,
-    binary_average_precision,
-    binary_roc,
-    multilabel_auroc,
-    multilabel_average_precision,
-)
+from torchmetrics.functional.classification import binary_roc
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.metrics import LabelMetrics, median_of
 from bigbird_dna.runtime.atomic import atomic_file, write_text_atomic
 
 
@@ -77,57 +71,16 @@ def average_strands(probs: torch.Tensor, targets: torch.Tensor, indices: torch.T
     return averaged[keep], targets[keep]
 
 
-@dataclass
-class LabelMetrics:
-    """Per-label results, ``[C]`` each; ``auroc``/``auprc`` are NaN for excluded labels."""
-
-    auroc: np.ndarray
-    auprc: np.ndarray
-    positives: np.ndarray
-    negatives: np.ndarray
-
-    @property
-    def scored(self) -> np.ndarray:
-        """``[C]`` bool: labels with both classes present, which have an AUC."""
-        return (self.positives > 0) & (self.negatives > 0)
-
-
-def per_label_metrics(probs: torch.Tensor, targets: torch.Tensor) -> LabelMetrics:
-    """AUROC and AUPRC (average precision) of every label, from torchmetrics (exact, no thresholds).
-
-    Args:
-        probs: ``[N, C]`` probabilities; targets: ``[N, C]`` 0/1.
-    """
-    targets = targets.long()
-    positives = targets.sum(0).numpy()
-    negatives = len(targets) - positives
-    metrics = LabelMetrics(np.full(targets.shape[1], np.nan), np.full(targets.shape[1], np.nan), positives, negatives)
-    scored = np.flatnonzero(metrics.scored)
-    p, t = probs[:, scored].float(), targets[:, scored]
-    if len(scored) == 1:  # the multilabel functions need two labels or more
-        metrics.auroc[scored] = binary_auroc(p[:, 0], t[:, 0]).item()
-        metrics.auprc[scored] = binary_average_precision(p[:, 0], t[:, 0]).item()
-    elif len(scored) > 1:
-        metrics.auroc[scored] = multilabel_auroc(p, t, num_labels=len(scored), average="none").numpy()
-        metrics.auprc[scored] = multilabel_average_precision(p, t, num_labels=len(scored), average="none").numpy()
-    return metrics
-
-
-def _median(values: np.ndarray) -> float:
-    values = values[~np.isnan(values)]
-    return float(np.median(values)) if len(values) else float("nan")
-
-
 def summarise(metrics: LabelMetrics, groups: dict[str, tuple[int, int]]) -> dict[str, float]:
     """Medians of the scored labels, overall and per group, plus the counts of excluded labels.
 
     Keys: ``auroc_median``, ``auprc_median``, ``auroc_<group>``, ``auprc_<group>`` (group names
     lower-cased), ``labels_scored``, ``labels_no_positives``, ``labels_no_negatives``.
     """
-    summary = {"auroc_median": _median(metrics.auroc), "auprc_median": _median(metrics.auprc)}
+    summary = {"auroc_median": median_of(metrics.auroc), "auprc_median": median_of(metrics.auprc)}
     for name, (lo, hi) in groups.items():
-        summary[f"auroc_{name.lower()}"] = _median(metrics.auroc[lo:hi])
-        summary[f"auprc_{name.lower()}"] = _median(metrics.auprc[lo:hi])
+        summary[f"auroc_{name.lower()}"] = median_of(metrics.auroc[lo:hi])
+        summary[f"auprc_{name.lower()}"] = median_of(metrics.auprc[lo:hi])
     summary["labels_scored"] = float(metrics.scored.sum())
     summary["labels_no_positives"] = float((metrics.positives == 0).sum())
     summary["labels_no_negatives"] = float(((metrics.negatives == 0) & (metrics.positives > 0)).sum())

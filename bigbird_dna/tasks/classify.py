@@ -5,26 +5,25 @@ A :class:`~bigbird_dna.tasks.classification.SequenceClassificationTask` with ``C
 class, in the data's sorted class order), trained with cross-entropy, optionally class-weighted.
 Two classes work the same way (softmax over 2).
 
-Logged metrics (``val/`` and ``test/``), from torchmetrics: ``loss`` (cross-entropy), ``accuracy``
-(argmax), ``macro_f1``, ``macro_auroc`` (one-vs-rest AUROC averaged over classes) and
-``auroc_<class>`` per class (the class name with characters other than letters, digits, ``_``,
-``.``, ``-`` replaced by ``_``). A class without any sequence in the evaluated set has AUROC ``nan``
-and is left out of the macro average.
+Logged metrics (``val/`` and ``test/``), from :func:`bigbird_dna.evaluation.metrics.multiclass_metrics`:
+``loss`` (cross-entropy), ``accuracy`` (argmax), ``macro_f1``, ``macro_auroc`` (one-vs-rest AUROC
+averaged over classes) and ``auroc_<class>`` per class (the class name with characters other than
+letters, digits, ``_``, ``.``, ``-`` replaced by ``_``). A class without any sequence in the evaluated
+set (or with all of them) has AUROC ``nan`` and is left out of the macro average.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torchmetrics.functional.classification import multiclass_accuracy, multiclass_auroc, multiclass_f1_score
 
 from bigbird_dna.data.sequence_classes import SequenceClassData
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.metrics import multiclass_metrics
 from bigbird_dna.model.outputs import SOFTMAX, ModelOutput
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.classification import SequenceClassificationTask
@@ -132,17 +131,9 @@ class ClassifyTask(SequenceClassificationTask):
         return F.cross_entropy(logits.float(), labels.argmax(dim=-1), weight=self.class_weight)
 
     def compute_metrics(self, probs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Accuracy, macro F1, macro and per-class one-vs-rest AUROC of ``probs``/one-hot ``targets [N, C]``."""
-        num_classes = probs.shape[1]
-        index = targets.argmax(dim=1)
-        present = targets.sum(dim=0) > 0  # AUROC of a class without sequences is undefined
-        with warnings.catch_warnings():  # torchmetrics warns of a class without sequences; it is nan below
-            warnings.filterwarnings("ignore", message="No positive samples in targets")
-            per_class = multiclass_auroc(probs, index, num_classes=num_classes, average=None)
-        per_class = torch.where(present, per_class, torch.tensor(float("nan")))
-        macro = per_class[present].mean() if bool(present.any()) else torch.tensor(float("nan"))
-        metrics = {"accuracy": multiclass_accuracy(probs, index, num_classes=num_classes, average="micro"),
-                   "macro_f1": multiclass_f1_score(probs, index, num_classes=num_classes, average="macro"),
-                   "macro_auroc": macro}
+        """Accuracy, macro F1, macro and per-class one-vs-rest AUROC of ``probs``/one-hot ``targets [N, C]``
+        (:func:`~bigbird_dna.evaluation.metrics.multiclass_metrics`, as the baselines are scored)."""
+        metrics = multiclass_metrics(probs, targets)
+        per_class = metrics.pop("per_class_auroc")
         metrics.update({f"auroc_{key}": value for key, value in zip(metric_keys(self.class_names), per_class)})
-        return metrics
+        return {name: torch.as_tensor(value) for name, value in metrics.items()}

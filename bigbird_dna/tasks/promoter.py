@@ -3,7 +3,7 @@ trained from scratch (``python -m bigbird_dna.train task=promoter data=promoter_
 
 Logged metrics: ``train/loss``, ``val/loss`` and, at the 0.5 threshold where one is needed,
 ``val/f1``, ``val/auroc``, ``val/auprc`` (average precision), ``val/mcc`` and ``val/accuracy``,
-all from torchmetrics.
+from :func:`bigbird_dna.evaluation.metrics.binary_metrics` (the baselines' metrics).
 """
 
 from __future__ import annotations
@@ -11,17 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torchmetrics.functional.classification import (
-    binary_accuracy,
-    binary_auroc,
-    binary_average_precision,
-    binary_f1_score,
-    binary_matthews_corrcoef,
-)
 
 from bigbird_dna.data.annotation.datamodule import AnnotatedPromoterData
 from bigbird_dna.data.promoter.datamodule import EpdnewPromoterData, LabelledPromoterData
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.metrics import binary_metrics
 from bigbird_dna.model.outputs import SIGMOID, ModelOutput
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.classification import SequenceClassificationTask
@@ -58,9 +52,5 @@ class PromoterTask(SequenceClassificationTask):
         super().__init__(model, optim, num_labels=1, output=ModelOutput(SIGMOID, ("promoter",)), **kwargs)
 
     def compute_metrics(self, probs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
-        probs, targets = probs[:, 0], targets[:, 0]  # [N]
-        metrics = {"f1": binary_f1_score(probs, targets), "mcc": binary_matthews_corrcoef(probs, targets),
-                   "accuracy": binary_accuracy(probs, targets)}
-        if targets.min() == targets.max():  # AUROC/AUPRC are undefined with one class
-            return {**metrics, "auroc": torch.tensor(float("nan")), "auprc": torch.tensor(float("nan"))}
-        return {**metrics, "auroc": binary_auroc(probs, targets), "auprc": binary_average_precision(probs, targets)}
+        """:func:`~bigbird_dna.evaluation.metrics.binary_metrics`, as the baselines are scored."""
+        return {name: torch.tensor(value) for name, value in binary_metrics(probs[:, 0], targets[:, 0]).items()}

@@ -7,11 +7,11 @@ import pytest
 import torch
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.metrics import per_label_metrics
 from bigbird_dna.model.outputs import read_names
 from bigbird_dna.tasks.chromatin_report import (
     average_strands,
     parse_groups,
-    per_label_metrics,
     plot_report,
     summarise,
     write_label_tsv,
