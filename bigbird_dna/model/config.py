@@ -17,7 +17,7 @@ class AttentionConfig:
     """Which block graph each layer attends over, and which kernel computes it.
 
     Attributes:
-        preset: a layout preset of :mod:`bigbird_dna.attention.layout` (``bigbird_itc``,
+        preset: a layout preset of :data:`bigbird_dna.attention.patterns.PRESETS` (``bigbird_itc``,
             ``bigbird_etc``, ``longformer``, ``window_only``, ``random_only``, ``window_random``,
             ``dense``).
         block_size: tokens per block (64 in the paper).

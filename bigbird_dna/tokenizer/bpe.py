@@ -1,6 +1,6 @@
 """Byte-pair-encoding DNA tokenizer on HF ``tokenizers``: sampling, training, encoding, saving.
 
-Design (see ``shared/reference/ecosystem.md`` §3):
+Design:
 
 - **Alphabet.** The 15 IUPAC nucleotide codes ``ACGTN RYSWKMBDHV`` are in the base vocabulary, so
   every base and ambiguity code round-trips through ``decode``. Anything else becomes ``[UNK]``.
@@ -16,7 +16,8 @@ Design (see ``shared/reference/ecosystem.md`` §3):
   missing: a 10 kbp assembly gap costs ``10000/16`` tokens, not 10000. Tokens made only of N are
   listed in :attr:`DNATokenizer.n_run_ids` (a collator may keep them out of the MLM loss).
 - **Special tokens** ``[PAD] [UNK] [CLS] [SEP] [MASK]`` have the fixed ids 0..4. No post-processor:
-  ``encode`` adds no special tokens; the MLM collator adds ``[CLS]``/``[SEP]`` from the ids.
+  ``encode`` adds no special tokens; every task frames its inputs as ``[CLS] tokens [SEP]`` with
+  :func:`~bigbird_dna.tokenizer.specials.encode_with_specials`.
 
 Training is deterministic for the same chunks and settings (same ``tokenizer.json`` bytes).
 """
