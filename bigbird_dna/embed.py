@@ -20,27 +20,24 @@ under a temporary name and renamed at the end; bad input prints one ``error:`` l
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Iterator
 
-from bigbird_dna.version import __version__
-from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
+from bigbird_dna.errors import InputError, exit_on_input_error
 from bigbird_dna.genome.bed import Region, read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.fasta_stream import iter_fasta
 from bigbird_dna.runtime.atomic import atomic_paths
+from bigbird_dna.runtime.cli_args import parser_from_doc, run_inference_cli
 from bigbird_dna.runtime.malloc import keep_freed_memory
+from bigbird_dna.version import __version__
 
 CHUNK = 256  # sequences embedded per call: bounds memory on a long stream
 
 
 def build_parser() -> argparse.ArgumentParser:
-    text = plain_help(__doc__)
-    parser = argparse.ArgumentParser(prog="bigbird-dna-embed", description=text.split("\n\n")[0],
-                                     epilog=text.split("\n\n", 1)[1],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = parser_from_doc("bigbird-dna-embed", __doc__)
     parser.add_argument("fastas", nargs="*", help="FASTA files (plain or gzip): one vector per record or window")
     parser.add_argument("--model", required=True, help="export folder or save_pretrained folder")
     parser.add_argument("--bed", default=None, help="embed these intervals of --fasta instead")
@@ -51,7 +48,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--stride", type=int, default=None, help="step between windows (default --window)")
     parser.add_argument("--batch-size", type=int, default=16, help="sequences per forward pass (default 16)")
     parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:N")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
@@ -101,8 +97,8 @@ def main(argv: list[str] | None = None) -> Path:
     import h5py
     import numpy as np
 
-    from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.inference.batching import chunked
+    from bigbird_dna.pretrained import BigBirdDNA
 
     model = BigBirdDNA.from_pretrained(args.model, device=args.device)
     hidden = model.config.hidden_size
@@ -136,8 +132,7 @@ def main(argv: list[str] | None = None) -> Path:
 
 def cli() -> None:
     """Console-script entry point ``bigbird-dna-embed``."""
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
-    main()
+    run_inference_cli(main)
 
 
 if __name__ == "__main__":

@@ -40,11 +40,10 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
+from bigbird_dna.errors import InputError, exit_on_input_error
 from bigbird_dna.runtime.atomic import disk_full_cause
-from bigbird_dna.runtime.cli_args import add_device_arguments
+from bigbird_dna.runtime.cli_args import add_device_arguments, parser_from_doc
 from bigbird_dna.runtime.malloc import keep_freed_memory
-from bigbird_dna.version import __version__
 
 STRANDS = ("+", "-", "both")
 COMBINE = ("mean", "max", "per-strand")
@@ -62,10 +61,7 @@ def _workers(text: str) -> str | int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    text = plain_help(__doc__)
-    parser = argparse.ArgumentParser(prog="bigbird-dna-predict", description=text.split("\n\n")[0],
-                                     epilog=text.split("\n\n", 1)[1],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = parser_from_doc("bigbird-dna-predict", __doc__)
     parser.add_argument("fasta", nargs="+", help="FASTA files to scan (plain or gzip), one or more")
     parser.add_argument("--model", required=True, help="export folder of a trained model (<run dir>/export)")
     parser.add_argument("--out-prefix", required=True, help="output path prefix, e.g. results/scan")
@@ -99,7 +95,6 @@ def build_parser() -> argparse.ArgumentParser:
                              "else up to 4 (a GPU outpaces one core of BPE/k-mer tokenization); or a number")
     add_device_arguments(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar or progress lines")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 

@@ -26,23 +26,19 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from pathlib import Path
 
-from bigbird_dna.version import __version__
-from bigbird_dna.errors import InputError, exit_on_input_error, plain_help, require_extra
-from bigbird_dna.runtime.cli_args import add_device_arguments
+from bigbird_dna.errors import InputError, exit_on_input_error, require_extra
+from bigbird_dna.runtime.cli_args import add_device_arguments, parser_from_doc, run_inference_cli
 from bigbird_dna.runtime.malloc import keep_freed_memory
+from bigbird_dna.version import __version__
 
 FORMATS = {".bedgraph": "bedgraph", ".bg": "bedgraph", ".bw": "bigwig", ".bigwig": "bigwig"}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    text = plain_help(__doc__)
-    parser = argparse.ArgumentParser(prog="bigbird-dna-score", description=text.split("\n\n")[0],
-                                     epilog=text.split("\n\n", 1)[1],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = parser_from_doc("bigbird-dna-score", __doc__)
     parser.add_argument("genome", help="FASTA (plain or gzip)")
     parser.add_argument("model", help="an MLM export folder or save_pretrained folder")
     parser.add_argument("--region", action="append", default=[],
@@ -54,7 +50,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="+ (default) or both (mean with the reverse complement's scores)")
     parser.add_argument("--batch-size", type=int, default=64, help="masked copies per forward pass (default 64)")
     add_device_arguments(parser)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
@@ -82,10 +77,10 @@ def main(argv: list[str] | None = None) -> Path:
     fmt = _check_args(args)
     from tqdm.auto import tqdm
 
-    from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.genome.bed import read_bed
     from bigbird_dna.genome.fasta import Genome, prepare_genome
     from bigbird_dna.inference.writers import TrackBins, write_track
+    from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.runtime.atomic import atomic_paths
     from bigbird_dna.score.regions import check_region, merge_regions, parse_region, tile_region
 
@@ -126,8 +121,7 @@ def main(argv: list[str] | None = None) -> Path:
 
 def cli() -> None:
     """Console-script entry point ``bigbird-dna-score``."""
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
-    main()
+    run_inference_cli(main)
 
 
 if __name__ == "__main__":

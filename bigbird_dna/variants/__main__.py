@@ -30,23 +30,19 @@ past its end) prints one error line naming the input line, exit status 2.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from bigbird_dna.version import __version__
-from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
-from bigbird_dna.runtime.cli_args import add_device_arguments
+from bigbird_dna.errors import InputError, exit_on_input_error
+from bigbird_dna.runtime.cli_args import add_device_arguments, parser_from_doc, run_inference_cli
 from bigbird_dna.runtime.malloc import keep_freed_memory
+from bigbird_dna.version import __version__
 
 CHUNK = 256  # variants scored per call
 
 
 def build_parser() -> argparse.ArgumentParser:
-    text = plain_help(__doc__)
-    parser = argparse.ArgumentParser(prog="bigbird-dna-variants", description=text.split("\n\n")[0],
-                                     epilog=text.split("\n\n", 1)[1],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = parser_from_doc("bigbird-dna-variants", __doc__)
     parser.add_argument("--model", required=True, help="export folder or save_pretrained folder")
     parser.add_argument("--fasta", required=True, help="the genome (FASTA, plain or gzip) the variants are on")
     source = parser.add_mutually_exclusive_group(required=True)
@@ -57,7 +53,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--strict", action="store_true", help="a REF allele that disagrees with the genome is an error")
     parser.add_argument("--batch-size", type=int, default=16, help="sequences per forward pass (default 16)")
     add_device_arguments(parser)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser
 
 
@@ -81,8 +76,8 @@ def main(argv: list[str] | None = None) -> Path:
             raise InputError(f"input not found: {path}.")
     from tqdm.auto import tqdm
 
-    from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.genome.fasta import Genome, prepare_genome
+    from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.variants.output import VariantWriter
     from bigbird_dna.variants.vcf import ReadCounts, read_variants
     from bigbird_dna.variants.windows import fits, variant_windows
@@ -127,8 +122,7 @@ def main(argv: list[str] | None = None) -> Path:
 
 def cli() -> None:
     """Console-script entry point ``bigbird-dna-variants``."""
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
-    main()
+    run_inference_cli(main)
 
 
 if __name__ == "__main__":
