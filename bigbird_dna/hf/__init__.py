@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bigbird_dna.model.export import write_export
-from bigbird_dna.model.outputs import ModelOutput
+from bigbird_dna.model.outputs import ModelOutput, read_output
 from bigbird_dna.tokenizer import DNATokenizer
 
 MODEL_TYPE = "bigbird_dna"
@@ -54,12 +54,16 @@ def remote_code_files() -> dict[str, str]:
 
 
 def write_hf_export(out_dir: str | os.PathLike, task: str, state_dict: dict[str, Any], model_config: dict,
-                    tokenizer: DNATokenizer, output: ModelOutput | None, task_config: dict | None = None,
+                    tokenizer: DNATokenizer, output: ModelOutput | None = None, task_config: dict | None = None,
                     metadata: dict | None = None) -> Path:
     """Write an export (``model.safetensors``) that bigbird_dna and ``transformers`` both load.
 
     Arguments as :func:`~bigbird_dna.model.export.write_export`; ``metadata`` must hold no absolute path.
+    Without ``output``, it is read from the weights and task settings as for an older export
+    (:func:`~bigbird_dna.model.outputs.read_output`).
     """
+    if output is None:
+        output = read_output({"task": task, "task_config": task_config or {}}, state_dict)
     return write_export(out_dir, task, state_dict, model_config, tokenizer, task_config=task_config,
                         output=output, metadata=metadata, weights="safetensors",
                         extra_config=hf_config_fields(output), extra_files=remote_code_files())
