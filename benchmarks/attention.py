@@ -44,9 +44,9 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.attention_measure import Recorder, ensure_reference, reference_gate  # noqa: E402
-from benchmarks.harness import environment, wall_s  # noqa: E402
-from benchmarks.timing import MIN_ITERATIONS, MIN_REPEATS  # noqa: E402
+from benchmarks.common.attention_measure import Recorder, ensure_reference, reference_gate  # noqa: E402
+from benchmarks.common.harness import environment, wall_s  # noqa: E402
+from benchmarks.common.timing import MIN_ITERATIONS, MIN_REPEATS  # noqa: E402
 
 VARIANT_NAMES = ("v0", "loop", "preload", "preload-fused", "preload-dkdv-w8", "preload-dkdv-r168",
                  "preload-fused-atomic-dq", "preload-fused-atomic-dq-w8")  # = VARIANTS
@@ -148,7 +148,7 @@ def run_ours(rec: Recorder, layout, mask, args) -> None:
 
 def run_config(batch: int, seq: int, args, methods, graphs: list, started: float, scaling: bool = False) -> Recorder:
     """Every method of ``methods`` at (batch, seq), except the deferred max-autotune Flex rows."""
-    from benchmarks.attention_baselines import FLEX_MODES, run_flex, run_hf, run_sdpa
+    from benchmarks.common.attention_baselines import FLEX_MODES, run_flex, run_hf, run_sdpa
 
     rec, layout, mask = make_recorder(batch, seq, args, graphs, started, scaling)
     rec.layout = layout
@@ -188,7 +188,7 @@ def flex_reference(rec: Recorder) -> tuple:
 
 def run_autotune(rec: Recorder, args) -> None:
     """The deferred ``flex:max-autotune`` row of ``rec``'s configuration."""
-    from benchmarks.attention_baselines import run_flex
+    from benchmarks.common.attention_baselines import run_flex
 
     print(f"B={rec.base['batch']} T={rec.base['seq']} flex:max-autotune", file=sys.stderr, flush=True)
     if rec.over_budget():

@@ -23,8 +23,8 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.common.harness import alternating_rounds, rounds_report, save_report  # noqa: E402
 from benchmarks.cpu_train_step import MODEL, make_batch  # noqa: E402
-from benchmarks.harness import alternating_rounds, rounds_report, save_report  # noqa: E402
 from bigbird_dna.tasks.mlm import MLMTask  # noqa: E402
 
 

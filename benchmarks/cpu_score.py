@@ -65,8 +65,9 @@ def main(argv: list[str] | None = None) -> Path:
             scores = model.score([seq], batch_size=batch_size, progress=False)
             seconds = time.perf_counter() - started
             rows = args.length  # char tokens: one masked row per base
-            runs[f"batch_size={batch_size}"] = {"seconds": round(seconds, 2), "ms_per_masked_row": round(1e3 * seconds / rows, 2),
-                                                "finite_bases": int(np.isfinite(scores.per_base[0].numpy()).sum())}
+            runs[f"batch_size={batch_size}"] = {
+                "seconds": round(seconds, 2), "ms_per_masked_row": round(1e3 * seconds / rows, 2),
+                "finite_bases": int(np.isfinite(scores.per_base[0].numpy()).sum())}
     result = {"benchmark": "cpu_score", "model": "tiny default (conf/model/tiny.yaml), char tokens, untrained",
               "bases": args.length, "tokens_per_row": args.length + 2, "strands": "+", "precision": "fp32",
               "runs": runs, "machine_before": before, "machine_after": machine()}

@@ -22,7 +22,7 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.harness import alternating_rounds, rounds_report, save_report  # noqa: E402
+from benchmarks.common.harness import alternating_rounds, rounds_report, save_report  # noqa: E402
 from bigbird_dna.model import encoder as encoder_module  # noqa: E402
 from bigbird_dna.tasks.mlm import MLMTask  # noqa: E402
 

@@ -49,7 +49,7 @@ export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=true
 # 0. the tree: commit, dirty flag and `git status --porcelain`, once, before any step writes a file
 TREE=(check "$OUT/git.json" --ignore "$OUT")
 if [[ $ALLOW_DIRTY == 1 ]]; then TREE+=(--allow-dirty); fi
-"$PY" benchmarks/provenance.py "${TREE[@]}" || exit $?
+"$PY" -m benchmarks.common.provenance "${TREE[@]}" || exit $?
 export SUITE_GIT_STATE="$OUT/git.json"
 mkdir -p "$OUT"
 : > "$OUT/steps.tsv"
@@ -112,7 +112,7 @@ fi
 
 # Step limits add up to 555 s (+ wheels and merge: under the 10-minute call).
 # 1. the machine: clocks, power limit, versions, missing dependencies
-step env 15 "$PY" benchmarks/gpu_suite_report.py env "$OUT/env.json" "${DRY[@]}"
+step env 15 "$PY" -m benchmarks.common.gpu_suite_report env "$OUT/env.json" "${DRY[@]}"
 # 2. the tests, one line per test in tests.log (read back even if the step times out)
 step tests 100 "$PY" -m pytest -v -p no:cacheprovider "${TESTS[@]}"
 # 3. attention: gated, 3 x 50 timed calls, eager and CUDA-graph replay, ours vs Flex, cuDNN, HF
@@ -127,4 +127,4 @@ step promoter_scan "${PROMOTER_LIMIT:-50}" "$PY" benchmarks/promoter_scan.py "${
 # 7. (--only attention_variants, or a dry run) our kernel variants, each gated, with cuDNN
 step attention_variants 290 "$PY" benchmarks/attention.py "${VARIANTS[@]}" --out "$OUT/attention_variants.json"
 
-"$PY" benchmarks/gpu_suite_report.py merge "$OUT" --stamp "$STAMP" "${DRY[@]}"
+"$PY" -m benchmarks.common.gpu_suite_report merge "$OUT" --stamp "$STAMP" "${DRY[@]}"

@@ -31,7 +31,7 @@ if os.environ.get("TRITON_INTERPRET") == "1":
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.attention import bigbird_layout  # noqa: E402
-from benchmarks.harness import environment, save_report  # noqa: E402
+from benchmarks.common.harness import environment, save_report  # noqa: E402
 from bigbird_dna.attention import triton_kernels, triton_launch  # noqa: E402
 
 

@@ -41,7 +41,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.pretrain_curve_render import BASELINES, plot, status_lines  # noqa: E402
+from benchmarks.common.pretrain_curve_render import BASELINES, plot, status_lines  # noqa: E402
 
 RESULTS = REPO / "benchmarks" / "results"
 STEP_LINE = re.compile(r"^step (\d+)/(\d+) \| ([0-9.]+) steps/s")

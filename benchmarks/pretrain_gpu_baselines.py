@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.provenance import recorded_state  # noqa: E402
+from benchmarks.common.provenance import recorded_state  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -21,8 +21,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
-from mlm_recipe import machine  # noqa: E402
+sys.path.insert(0, str(REPO))
+
+from benchmarks.mlm_recipe import machine  # noqa: E402
 
 
 def finetune(out: Path, planted: Path, seed: int, steps: int, backbone: Path | None) -> dict:
@@ -51,7 +52,8 @@ def main(argv: list[str] | None = None) -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     planted = args.work / "planted"
     subprocess.run([sys.executable, "-m", "bigbird_dna.demo.synthetic_promoters", "--fasta",
-                    str(REPO / "sample_data" / "h_pylori_F32.fa"), "--num", str(args.num), "--out-prefix", str(planted)],
+                    str(REPO / "sample_data" / "h_pylori_F32.fa"), "--num", str(args.num),
+                    "--out-prefix", str(planted)],
                    check=True, cwd=REPO)
     runs = {"pretrained": [finetune(args.work, planted, s, args.steps, args.backbone.resolve()) for s in args.seeds],
             "scratch": [finetune(args.work, planted, s, args.steps, None) for s in args.seeds]}

@@ -46,7 +46,7 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from benchmarks.provenance import recorded_state  # noqa: E402
+from benchmarks.common.provenance import recorded_state  # noqa: E402
 
 TARGET_GBP_PER_MIN = 0.5
 BASE = {"hidden_size": 768, "num_layers": 12, "num_heads": 12, "intermediate_size": 3072, "dropout": 0.1,
@@ -175,8 +175,9 @@ def main(argv: list[str] | None = None) -> dict:
                                           args.tokens, device, precision)
     gbp_per_min = genome_bp / seconds / 1e9 * 60
     result = {
-        "benchmark": "promoter_scan", "smoke": args.smoke, **recorded_state(), "device": torch.cuda.get_device_name(device)
-        if device.type == "cuda" else platform.processor() or "cpu", "torch": torch.__version__,
+        "benchmark": "promoter_scan", "smoke": args.smoke, **recorded_state(),
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu",
+        "torch": torch.__version__,
         "date": time.strftime("%Y-%m-%d %H:%M:%S"), "model": shape, "tokens": args.tokens,
         "vocab_size": tokenizer.vocab_size, "bp_per_token": round(tokenizer.bp_per_token(seqs), 2),
         "window_bp": window, "stride_bp": window, "strands": "both",

@@ -38,12 +38,12 @@ from bigbird_dna.runtime.atomic import write_text_atomic  # noqa: E402
 from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer  # noqa: E402
 
 
-
 def bpe_tokenizer(vocab_size: int = 4096):
     """A BPE tokenizer trained on the bundled H. pylori genome (10-kbp chunks), as a run trains one."""
     from bigbird_dna.tokenizer import train_bpe_tokenizer
 
-    genome = "".join(line.strip() for line in open(REPO / "sample_data" / "h_pylori_F32.fa") if not line.startswith(">"))
+    fasta = REPO / "sample_data" / "h_pylori_F32.fa"
+    genome = "".join(line.strip() for line in open(fasta) if not line.startswith(">"))
     return train_bpe_tokenizer([genome[i:i + 10_000] for i in range(0, len(genome), 10_000)], vocab_size=vocab_size,
                                max_token_length=16)
 

@@ -58,7 +58,8 @@ def main() -> Path:
             row[f"{method}_forward_backward_ms"] = median_ms(
                 lambda method=method: torch_block_sparse_attention(q, k, v, layout, method=method).sum().backward())
         row["dense_speedup_forward"] = round(row["gather_forward_ms"] / row["dense_forward_ms"], 2)
-        row["dense_speedup_forward_backward"] = round(row["gather_forward_backward_ms"] / row["dense_forward_backward_ms"], 2)
+        row["dense_speedup_forward_backward"] = round(
+            row["gather_forward_backward_ms"] / row["dense_forward_backward_ms"], 2)
         rows.append(row)
         print(row, flush=True)
     path = RESULTS / "torch_attention_paths.json"

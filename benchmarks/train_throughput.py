@@ -2,14 +2,15 @@
 
 One training step is what ``python -m bigbird_dna.train`` runs per batch, without the data loader:
 bf16 autocast (Lightning's ``bf16-mixed``: fp32 weights), the encoder on a full-length batch
-without a padding mask (as training passes full batches), the MLM loss on the 15% masked positions (``MLMTask._masked_loss``),
-backward, fused AdamW step. Inputs are random token ids (throughput does not depend on them).
+without a padding mask (as training passes full batches), the MLM loss on the 15% masked positions
+(``MLMTask._masked_loss``), backward, fused AdamW step. Inputs are random token ids (throughput
+does not depend on them).
 
 Timing: ``--warmup`` untimed steps, then ``--repeats`` x ``--steps`` steps (at least 3 x 50 on a
 GPU), each step CUDA-synchronised; the step time is the median of the repeats' median steps
 (``timing.repeat_stats``: every repeat's median and the spread are recorded too). MFU:
-``benchmarks/mfu.py`` (6 x non-embedding parameters x tokens + block-sparse attention FLOPs, over
-the GPU's dense bf16 peak by device name). Rows, in this order:
+``benchmarks/common/mfu.py`` (6 x non-embedding parameters x tokens + block-sparse attention FLOPs,
+over the GPU's dense bf16 peak by device name). Rows, in this order:
 
 - ``ours`` at equal tokens per step: T in ``--scaling-seq`` at batch ``--tokens`` / T (4K x 16,
   16K x 4, 64K x 1 = 65,536 tokens each): tokens/s at 16K and 64K over 4K compares like with
@@ -44,9 +45,9 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks import mfu  # noqa: E402
-from benchmarks.harness import environment, is_gpu, sync  # noqa: E402
-from benchmarks.timing import MIN_ITERATIONS, MIN_REPEATS, repeat_stats  # noqa: E402
+from benchmarks.common import mfu  # noqa: E402
+from benchmarks.common.harness import environment, is_gpu, sync  # noqa: E402
+from benchmarks.common.timing import MIN_ITERATIONS, MIN_REPEATS, repeat_stats  # noqa: E402
 
 BASE = {"hidden_size": 768, "num_layers": 12, "num_heads": 12, "intermediate_size": 3072, "dropout": 0.1}
 TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64, "dropout": 0.1}
@@ -63,7 +64,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--scaling-seq", type=int, nargs="*", default=[4096, 16384, 65536])
     parser.add_argument("--checkpoint-seq", type=int, nargs="*", default=[65536],
                         help="memory rows with checkpoint_layers, batch 1")
-    parser.add_argument("--variants", nargs="+", default=[None], help="our kernel variants at --seq (default: DEFAULT_OPTIONS)")
+    parser.add_argument("--variants", nargs="+", default=[None],
+                        help="our kernel variants at --seq (default: DEFAULT_OPTIONS)")
     parser.add_argument("--vocab-size", type=int, default=32000)
     parser.add_argument("--block", type=int, default=64)
     parser.add_argument("--warmup", type=int, default=3)
@@ -181,7 +183,7 @@ def time_training(model, loss_fn, batch: dict, args, steps: int, repeats: int) -
 
 
 def add_mfu(row: dict, args, device_name: str | None) -> None:
-    """Model FLOPs per step, achieved model TFLOP/s and MFU of a timed row (``benchmarks/mfu.py``)."""
+    """Model FLOPs per step, achieved model TFLOP/s and MFU of a timed row (``benchmarks/common/mfu.py``)."""
     attention = mfu.attention_flops_per_step(row["batch"], attention_nnz_per_layer(args, row["seq"]), args.block,
                                              args.shape["hidden_size"] // args.shape["num_heads"])
     flops = mfu.model_flops_per_step(row["non_embedding_params"], row["tokens_per_step"], attention)
@@ -239,7 +241,7 @@ def summarise(rows: list[dict]) -> dict:
     scaling = sorted((r for r in done if r["role"] == "scaling" and r["method"] == "ours"), key=lambda r: r["seq"])
     if scaling:
         base = scaling[0]
-        summary["scaling_base"] = {"seq": base["seq"], "batch": base["batch"], "tokens_per_step": base["tokens_per_step"]}
+        summary["scaling_base"] = {key: base[key] for key in ("seq", "batch", "tokens_per_step")}
         for r in scaling[1:]:
             summary[f"tokens_per_s_{r['seq']}_over_{base['seq']}"] = r["tokens_per_s"] / base["tokens_per_s"]
         compiled = [r for r in done if r["method"] == "ours+compile" and r["seq"] == base["seq"]]
@@ -294,7 +296,8 @@ def main(argv=None) -> dict:
     if args.tokens and not args.no_compile and args.tokens // args.scaling_seq[0]:
         seq = args.scaling_seq[0]
         run_row(payload, "ours+compile", lambda: ours_loss(args, seq, False, compiled=True), args.tokens // seq,
-                seq, args, "scaling", variant=variants[0], checkpoint_layers=False, compile_backend=args.compile_backend)
+                seq, args, "scaling", variant=variants[0], checkpoint_layers=False,
+                compile_backend=args.compile_backend)
     for variant in variants:
         set_kernel_variant(variant)
         run_row(payload, "ours", lambda: ours_loss(args, args.seq, False), args.batch, args.seq, args, "vs_hf",

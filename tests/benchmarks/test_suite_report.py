@@ -1,13 +1,8 @@
 """The suite's merge step reads what a step left, also when the step was cut by its timeout."""
 import json
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
-from benchmarks.gpu_suite_report import count_test_outcomes, merge  # noqa: E402
-from benchmarks.targets import NOT_MEASURED, TARGETS  # noqa: E402
+from benchmarks.common.gpu_suite_report import count_test_outcomes, merge
+from benchmarks.common.targets import NOT_MEASURED, TARGETS
 
 
 def row(method, seq, ms, **extra):

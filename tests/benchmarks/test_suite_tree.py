@@ -35,8 +35,8 @@ def repo(tmp_path):
 def suite(repo: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "OUT": str(out), "PYTHON": sys.executable}
     env.pop("SUITE_GIT_STATE", None)
-    return subprocess.run(["bash", "benchmarks/gpu_suite.sh", *flags], check=False, cwd=repo, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(["bash", "benchmarks/gpu_suite.sh", *flags], check=False, cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300)
 
 
 def test_a_dirty_tree_is_refused_with_one_error_line(repo, tmp_path):
@@ -81,7 +81,7 @@ def test_unknown_arguments_and_steps_are_usage_errors(repo, tmp_path):
 
 
 def provenance(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "benchmarks/provenance.py", *args], check=False, cwd=repo,
+    return subprocess.run([sys.executable, "-m", "benchmarks.common.provenance", *args], check=False, cwd=repo,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -98,12 +98,12 @@ def test_a_manifest_vouches_for_a_copy_whose_git_metadata_is_gone_or_stale(repo,
     recorded = json.loads(state.read_text())
     assert recorded["commit"] == commit and not recorded["dirty"] and recorded["verified_by"].startswith("manifest")
 
-    with open(copy / "benchmarks" / "timing.py", "a") as changed:
+    with open(copy / "benchmarks" / "common" / "timing.py", "a") as changed:
         changed.write("# edited on the device\n")
     refused = provenance(copy, "check", str(state))
     lines = refused.stderr.strip().splitlines()
-    assert refused.returncode == 2 and len(lines) == 1 and "benchmarks/timing.py" in lines[0]
-    assert "provenance.py manifest" in lines[0]
+    assert refused.returncode == 2 and len(lines) == 1 and "benchmarks/common/timing.py" in lines[0]
+    assert "benchmarks.common.provenance manifest" in lines[0]
 
     (repo / "stray.txt").write_text("uncommitted\n")  # no manifest for a dirty tree
     refused = provenance(repo, "manifest")

@@ -1,5 +1,5 @@
 """The suite's target table, judged from hand-made result files: met, not met, not measured."""
-from benchmarks.targets import MET, NOT_MEASURED, NOT_MET, TARGETS, markdown, target_table
+from benchmarks.common.targets import MET, NOT_MEASURED, NOT_MET, TARGETS, markdown, target_table
 
 GPU_ENV = {"device_type": "cuda", "device": "NVIDIA H100 80GB HBM3"}
 
@@ -61,7 +61,8 @@ def test_a_failed_gate_a_skipped_baseline_or_a_smoke_run_is_not_measured():
              "failed": "correctness gate: relative errors over 0.02"},
             attention_row("flex", 16384, 1.4)]
     table = by_key(target_table(attention_file(rows), None, None))
-    assert table["flex_eager_4k"]["status"] == NOT_MEASURED and "NoValidChoicesError" in table["flex_eager_4k"]["detail"]
+    flex_4k = table["flex_eager_4k"]
+    assert flex_4k["status"] == NOT_MEASURED and "NoValidChoicesError" in flex_4k["detail"]
     assert table["flex_eager_16k"]["status"] == NOT_MEASURED and "correctness gate" in table["flex_eager_16k"]["detail"]
     assert table["cudnn_16k"]["status"] == NOT_MEASURED
     smoke = attention_file([attention_row("triton:preload-fused", 4096, 0.5), attention_row("flex", 4096, 9.0)])

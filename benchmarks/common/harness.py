@@ -1,6 +1,6 @@
 """What the benchmark scripts share: first-call timing and peak memory on the device the work runs
 on, relative errors, and the record of the machine (device, versions, clocks, power limit) and of
-the tree (git commit, dirty flag: ``benchmarks/provenance.py``). Repeated timing: ``timing.py``.
+the tree (git commit, dirty flag: ``benchmarks/common/provenance.py``). Repeated timing: ``timing.py``.
 
 Every decision is taken from the device of the measured tensors, never from
 ``torch.cuda.is_available()``: a ``--smoke`` run on a GPU machine runs on CPU (the Triton
@@ -9,8 +9,8 @@ interpreter) and must not use CUDA events on it.
 from __future__ import annotations
 
 import datetime
-import json
 import importlib.metadata
+import json
 import os
 import platform
 import statistics
@@ -21,11 +21,8 @@ from pathlib import Path
 
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from benchmarks.provenance import recorded_state  # noqa: E402
+from benchmarks.common import REPO
+from benchmarks.common.provenance import recorded_state
 
 
 def is_gpu(device) -> bool:

@@ -1,7 +1,7 @@
 """The two non-benchmark steps of ``benchmarks/gpu_suite.sh``: the machine record and the merge.
 
-    python benchmarks/gpu_suite_report.py env OUT/env.json [--dry-run]
-    python benchmarks/gpu_suite_report.py merge OUT --stamp 2026-01-01-1200 [--dry-run]
+    python -m benchmarks.common.gpu_suite_report env OUT/env.json [--dry-run]
+    python -m benchmarks.common.gpu_suite_report merge OUT --stamp 2026-01-01-1200 [--dry-run]
 
 ``merge`` reads ``OUT/git.json`` (the commit and dirty flag the suite recorded before its first
 step), ``OUT/steps.tsv`` (step, exit status, seconds), every step's JSON (and the -v log of the
@@ -18,13 +18,10 @@ import importlib.util
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from benchmarks.targets import markdown, target_table  # noqa: E402
+from benchmarks.common import REPO
+from benchmarks.common.targets import markdown, target_table
 
 # The runtime dependencies bigbird_dna imports (pyproject), by import name.
 RUNTIME_MODULES = ("torch", "triton", "lightning", "hydra", "omegaconf", "antlr4", "tokenizers", "pyfaidx", "Bio",
@@ -38,7 +35,7 @@ TEST_LINE = re.compile(rf"^(?P<id>\S+::\S+)\s+(?P<outcome>{OUTCOME})"
 def write_env(path: Path, dry_run: bool) -> None:
     import torch
 
-    from benchmarks.harness import environment
+    from benchmarks.common.harness import environment
 
     device = "cuda" if torch.cuda.is_available() and not dry_run else "cpu"
     env = environment(device)
@@ -127,8 +124,9 @@ def print_table(results: dict) -> None:
         status = "timed out" if s["timed_out"] else "ok" if s["exit_status"] == 0 else f"exit {s['exit_status']}"
         print(f"| {s['step']} | {status} | {s['seconds']} |")
     print(f"tests: {results['tests']['tests']} failed: {results['tests']['failed'][:10]}")
-    for line in sum((attention_lines(results[name]) for name in ("attention", "attention_mask", "attention_variants")), []):
-        print(line)
+    for name in ("attention", "attention_mask", "attention_variants"):
+        for line in attention_lines(results[name]):
+            print(line)
     train = results["train"] or {}
     for row in train.get("results", []):
         peak = "-" if row.get("peak_gib") is None else f"{row['peak_gib']:.1f}"

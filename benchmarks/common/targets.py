@@ -62,7 +62,8 @@ def _attention_row(data: dict, method: str | None, seq: int) -> tuple[dict | Non
             and not r.get("key_padding_mask")]
     if method is None:
         default = f"triton:{data.get('default_variant')}"
-        candidates = [r for r in rows if r["method"] == default] or [r for r in rows if r["method"].startswith("triton:")]
+        candidates = ([r for r in rows if r["method"] == default]
+                      or [r for r in rows if r["method"].startswith("triton:")])
     elif method == "flex":
         candidates = [r for r in rows if r["method"].startswith("flex")]
     else:

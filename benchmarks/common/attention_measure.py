@@ -21,8 +21,8 @@ import time
 
 import torch
 
-from benchmarks.harness import is_gpu, peak_mib, relative_error, sync, wall_s
-from benchmarks.timing import bench, capture
+from benchmarks.common.harness import is_gpu, peak_mib, relative_error, sync, wall_s
+from benchmarks.common.timing import bench, capture
 
 NAMES = ("out", "dq", "dk", "dv")
 SLOW_CALL_MS = 20.0  # a step slower than this (dense attention at 64K) is timed whole, not in parts

@@ -15,8 +15,8 @@ every tracked file, refusing a dirty tree. Where that file exists, ``check`` ver
 file's content against it instead of asking git; a file that differs or is missing makes the tree
 dirty (files the commit does not track are not seen).
 
-    python benchmarks/provenance.py manifest          # here, after the last commit, before the call
-    python benchmarks/provenance.py check OUT/git.json [--allow-dirty] [--ignore PATH ...]
+    python -m benchmarks.common.provenance manifest      # here, after the last commit, before the call
+    python -m benchmarks.common.provenance check OUT/git.json [--allow-dirty] [--ignore PATH ...]
 
 ``check`` writes the record and exits 0 on a clean tree; on a dirty one it prints one ``error:``
 line and exits 2, unless ``--allow-dirty`` is given (then the record says ``"dirty": true`` with
@@ -32,7 +32,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from benchmarks.common import REPO
+
 # benchmark outputs, not code: never make a tree dirty
 OUTPUT_PREFIXES = (".whl/", "benchmarks/results/suite-")
 STATE_ENV = "SUITE_GIT_STATE"
@@ -139,8 +140,8 @@ def dirty_error(state: dict) -> str:
     paths = [porcelain_path(line) for line in state["git_status"].splitlines()]
     if state.get("verified_by", "").startswith("manifest"):
         return (f"error: {len(paths)} tracked files differ from the manifest of commit {state['commit'][:12]} "
-                f"({', '.join(paths[:3])}): run 'python benchmarks/provenance.py manifest' after the last commit, "
-                "or pass --allow-dirty to run anyway with every result flagged dirty")
+                f"({', '.join(paths[:3])}): run 'python -m benchmarks.common.provenance manifest' after the last "
+                "commit, or pass --allow-dirty to run anyway with every result flagged dirty")
     if state["commit"] is None:
         return (f"error: cannot tell which commit would be measured ({state['git_status']}); "
                 "pass --allow-dirty to run anyway with every result flagged dirty")
