@@ -24,16 +24,16 @@ FLOPs (forward = nnz * 4 * b^2 * d, backward = 2.5 x forward) for every method. 
 ``--key-padding-mask`` passes ours the all-True ``[B, T]`` mask the encoder always passes (the
 ``HAS_KPM`` kernels); the baselines run unmasked, the same attention. ``--budget-s``: optional
 work (baselines, max-autotune) is skipped, with that reason, once the run is past this many seconds.
-Output: a markdown table and JSON (environment, commit, dirty flag) in --out, rewritten after
-every row configuration.
+Output: a markdown table and JSON (environment, commit, dirty flag, command) in --out (default:
+``benchmarks/results/<date>_<machine>/attention.json``; a smoke run writes only with --out),
+rewritten after every row configuration.
 
-    python benchmarks/attention.py --out benchmarks/results/attention_h100.json
+    python benchmarks/attention.py              # GPU: every row
     python benchmarks/attention.py --smoke      # CPU, Triton interpreter, tiny sizes, any machine
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -46,6 +46,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.common.attention_measure import Recorder, ensure_reference, reference_gate  # noqa: E402
 from benchmarks.common.harness import environment, wall_s  # noqa: E402
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
 from benchmarks.common.timing import MIN_ITERATIONS, MIN_REPEATS  # noqa: E402
 
 VARIANT_NAMES = ("v0", "loop", "preload", "preload-fused", "preload-dkdv-w8", "preload-dkdv-r168",
@@ -81,7 +82,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=MIN_REPEATS, help="repeats per timing (>= 3)")
     parser.add_argument("--no-graph", action="store_true", help="no CUDA-graph replays")
     parser.add_argument("--budget-s", type=float, default=None, help="skip optional work past this many seconds")
-    parser.add_argument("--out", type=Path, default=None, help="JSON results file")
+    add_out_argument(parser, "attention")
     parser.add_argument("--smoke", action="store_true",
                         help="CPU end-to-end check under TRITON_INTERPRET=1 (any machine): 12 blocks, 1 head, "
                              "fp32, one call per timing")
@@ -237,14 +238,15 @@ def main(argv=None) -> dict:
     env = environment(args.device)
     payload = {"benchmark": "attention", "commit": env["commit"], "dirty": env["dirty"],
                "git_status": env["git_status"], "environment": env, "default_variant": default_variant_name(),
-               "args": {k: str(v) for k, v in vars(args).items()}, "results": []}
+               "args": {k: str(v) for k, v in vars(args).items()}, "command": script_command(__file__, argv),
+               "results": []}
+    out = args.out or (None if args.smoke else default_out("attention", env))
     graphs: list = []  # every captured graph stays alive to the end of the run
     deferred = []
 
     def write():
-        if args.out:  # after every configuration, so a run cut short keeps what it measured
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(payload, indent=2, default=str))
+        if out:  # after every configuration, so a run cut short keeps what it measured
+            write_json(out, payload)
     for batch, seq, scaling in configs:
         methods = args.methods if batch == args.batch else args.tokens_methods
         rec = run_config(batch, seq, args, methods, graphs, started, scaling)

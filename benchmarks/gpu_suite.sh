@@ -7,14 +7,15 @@
 # $OUT, so a step that runs out of time or fails still leaves the others' results. Last: the steps
 # are merged into one file (device, versions, clocks, commit, dirty flag, target table).
 #
-#   bash benchmarks/gpu_suite.sh                 # GPU: merged file $OUT/gpu-<date>.json, copied to benchmarks/results/
+#   bash benchmarks/gpu_suite.sh                 # GPU: merged file $OUT/gpu_suite.json, copied to
+#                                                # benchmarks/results/<date>_<machine>/gpu_suite-<HHMM>.json
 #   bash benchmarks/gpu_suite.sh --allow-dirty   # GPU, uncommitted changes: results flagged dirty
 #   bash benchmarks/gpu_suite.sh --dry-run       # any machine, CPU: every step in its smoke mode (~1 min; allows dirty)
 #   bash benchmarks/gpu_suite.sh --only env,attention   # some steps only (comma-separated names)
 #   bash benchmarks/gpu_suite.sh --only env,attention_variants   # our kernel variants side by side
 #                                                # (a call of its own: not in the default run)
 #
-# $OUT defaults to benchmarks/results/suite-<date>/ (never counted as dirty); $PYTHON to python3.
+# $OUT defaults to outputs/gpu_suite/<date>-<HHMM>/ (git-ignored, never counted as dirty); $PYTHON to python3.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,7 +43,7 @@ if [[ -n "$ONLY" ]]; then
     done
 fi
 STAMP="$(date -u +%Y-%m-%d-%H%M)"
-OUT="${OUT:-$PWD/benchmarks/results/suite-$STAMP}"
+OUT="${OUT:-$PWD/outputs/gpu_suite/$STAMP}"
 PY="${PYTHON:-python3}"
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=true
 

@@ -27,9 +27,11 @@ over the GPU's dense bf16 peak by device name). Rows, in this order:
   ``--seq`` x ``--batch``, last (the slowest row, and no target reads it). HF computes logits for
   every position (its own MLM loss), ours only for the masked ones: that is part of the comparison.
 
-``--budget-s``: a row not started within that many seconds is recorded as skipped.
+``--budget-s``: a row not started within that many seconds is recorded as skipped. Results: --out
+(default: ``benchmarks/results/<date>_<machine>/train_throughput.json``; a smoke run writes only with
+--out), rewritten after every row.
 
-    python benchmarks/train_throughput.py --out benchmarks/results/train_h100.json     # GPU
+    python benchmarks/train_throughput.py                # GPU: every row
     python benchmarks/train_throughput.py --smoke        # CPU, tiny model, torch backend
 """
 from __future__ import annotations
@@ -47,6 +49,7 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.common import mfu  # noqa: E402
 from benchmarks.common.harness import environment, is_gpu, sync  # noqa: E402
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
 from benchmarks.common.timing import MIN_ITERATIONS, MIN_REPEATS, repeat_stats  # noqa: E402
 
 BASE = {"hidden_size": 768, "num_layers": 12, "num_heads": 12, "intermediate_size": 3072, "dropout": 0.1}
@@ -76,7 +79,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--no-compile", action="store_true", help="skip the ours+compile row")
     parser.add_argument("--compile-backend", default="inductor", help="torch.compile backend of ours+compile")
     parser.add_argument("--budget-s", type=float, default=None, help="skip rows not started within this many seconds")
-    parser.add_argument("--out", type=Path, default=None)
+    add_out_argument(parser, "train_throughput")
     parser.add_argument("--smoke", action="store_true",
                         help="CPU check of the script: tiny model, 128/256 tokens, torch backend, 1+1 steps")
     args = parser.parse_args(argv)
@@ -219,8 +222,7 @@ def run_row(payload: dict, name: str, build, batch: int, seq: int, args, role: s
     payload["results"].append(row)
     payload["summary"] = summarise(payload["results"])
     if args.out:  # after every row, so a run cut short keeps what it measured
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(payload, indent=2, default=str))
+        write_json(args.out, payload)
 
 
 def set_kernel_variant(name: str | None) -> None:
@@ -281,7 +283,9 @@ def main(argv=None) -> dict:
     payload = {"benchmark": "train_throughput", "smoke": args.smoke, "commit": env["commit"], "dirty": env["dirty"],
                "git_status": env["git_status"], "environment": env, "model": args.shape,
                "vocab_size": args.vocab_size, "steps": args.steps, "repeats": args.repeats,
-               "mfu_convention": MFU_CONVENTION, "results": [], "summary": {}}
+               "mfu_convention": MFU_CONVENTION, "command": script_command(__file__, argv), "results": [],
+               "summary": {}}
+    args.out = args.out or (None if args.smoke else default_out("train_throughput", env))
     variants = [None]  # off CUDA the torch backend runs: no kernel variant
     if is_gpu(args.device):
         from benchmarks.attention import default_variant_name

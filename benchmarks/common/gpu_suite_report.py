@@ -5,9 +5,10 @@
 
 ``merge`` reads ``OUT/git.json`` (the commit and dirty flag the suite recorded before its first
 step), ``OUT/steps.tsv`` (step, exit status, seconds), every step's JSON (and the -v log of the
-tests), writes ``OUT/gpu-<stamp>.json`` (copied to ``benchmarks/results/`` outside a dry run) with
-device, versions, clocks, commit and dirty flag, and prints a short table: one line per step, the
-attention and training figures, then the target table (``targets.py``: each of the issue's
+tests), writes ``OUT/gpu_suite.json`` with device, versions, clocks, commit and dirty flag (outside
+a dry run also ``benchmarks/results/<date>_<machine>/gpu_suite-<HHMM>.json``, date and time from
+the stamp), and prints a short table: one line per step, the attention and training figures, then
+the target table (``targets.py``: each of the issue's
 targets met, not met or not measured), which the merged file holds too. A step that timed out
 (status 124) or failed keeps whatever JSON it wrote before.
 """
@@ -17,10 +18,9 @@ import argparse
 import importlib.util
 import json
 import re
-import shutil
 from pathlib import Path
 
-from benchmarks.common import REPO
+from benchmarks.common.results import results_dir, write_json
 from benchmarks.common.targets import markdown, target_table
 
 # The runtime dependencies bigbird_dna imports (pyproject), by import name.
@@ -105,13 +105,12 @@ def merge(out: Path, stamp: str, dry_run: bool) -> Path:
     results["other_commit_in"] = [name for name in STEP_FILES
                                    if (results[name] or {}).get("commit") not in (None, results["commit"])]
     results["target_table"] = target_table(results["attention"], results["train"], results["promoter_scan"])
-    path = out / f"gpu-{stamp}{'-dryrun' if dry_run else ''}.json"
-    path.write_text(json.dumps(results, indent=2, default=str))
-    if not dry_run:
-        (REPO / "benchmarks" / "results").mkdir(exist_ok=True)
-        shutil.copy(path, REPO / "benchmarks" / "results" / path.name)
+    path = write_json(out / "gpu_suite.json", results)
     print_table(results)
     print(f"wrote {path}")
+    if not dry_run:
+        day, time = stamp[:10], stamp[11:]
+        print(f"wrote {write_json(results_dir(env, day) / f'gpu_suite-{time}.json', results)}")
     return path
 
 

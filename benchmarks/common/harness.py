@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import datetime
 import importlib.metadata
-import json
 import os
 import platform
 import statistics
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import torch
 
 from benchmarks.common import REPO
 from benchmarks.common.provenance import recorded_state
+from benchmarks.common.results import script_command
 
 
 def is_gpu(device) -> bool:
@@ -81,23 +79,30 @@ def versions() -> dict:
     return found
 
 
-def environment(device) -> dict:
-    """Date, host, the tree (``commit``, ``dirty``, ``git_status``: :func:`provenance.recorded_state`),
-    versions and, on CUDA, the GPU with its clocks and power limit."""
-    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "host": platform.node(), **recorded_state(),
-           "versions": versions(), "interpreter": os.environ.get("TRITON_INTERPRET") == "1",
-           "device_type": torch.device(device).type}
+def machine(device) -> dict:
+    """The machine of ``device``: ``device_type`` and ``device`` (the GPU's name, or the CPU's
+    architecture); on CUDA its SMs and memory, on a CPU the cores this process may use (``cpus``).
+    ``results.machine_slug`` names result folders from it."""
     if is_gpu(device):
         props = torch.cuda.get_device_properties(device)
-        env.update(device=props.name, sm_count=props.multi_processor_count,
-                   memory_gib=round(props.total_memory / 2**30, 1),
-                   sdpa_cudnn_enabled=torch.backends.cuda.cudnn_sdp_enabled(),
+        return {"device_type": "cuda", "device": props.name, "sm_count": props.multi_processor_count,
+                "memory_gib": round(props.total_memory / 2**30, 1)}
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"device_type": torch.device(device).type, "device": f"cpu ({platform.processor() or platform.machine()})",
+            "cpus": cpus}
+
+
+def environment(device) -> dict:
+    """Date, host, the tree (``commit``, ``dirty``, ``git_status``: :func:`provenance.recorded_state`),
+    versions, :func:`machine` and, on CUDA, the GPU's clocks and power limit."""
+    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "host": platform.node(), **recorded_state(),
+           "versions": versions(), "interpreter": os.environ.get("TRITON_INTERPRET") == "1", **machine(device)}
+    if is_gpu(device):
+        env.update(sdpa_cudnn_enabled=torch.backends.cuda.cudnn_sdp_enabled(),
                    nvidia_smi_gpu=_run(["nvidia-smi", "--format=csv", "--query-gpu=name,power.limit,power.draw,"
                                         "clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu"]),
                    nvidia_smi_q=_run(["nvidia-smi", "-q", "-d", "CLOCK,POWER,PERFORMANCE"]))
-    else:
-        env["device"] = f"cpu ({platform.processor() or platform.machine()})"
     return env
 
 
@@ -118,14 +123,8 @@ def alternating_rounds(steps: dict, rounds: int, per_round: int) -> dict[str, li
 def rounds_report(benchmark: str, timings: dict[str, list[float]], script: str, argv: list[str] | None,
                   **fields) -> dict:
     """The JSON record of an :func:`alternating_rounds` benchmark: ``fields``, each name's median
-    seconds per step (``seconds_per_step``), every round, the command and the machine."""
+    seconds per step (``seconds_per_step``), every round, the command (of ``script``, the caller's
+    ``__file__``) and the machine."""
     median = {name: statistics.median(values) for name, values in timings.items()}
     return {"benchmark": benchmark, **fields, "seconds_per_step": median, "all_rounds": timings,
-            "command": f"python benchmarks/{script} " + " ".join(sys.argv[1:] if argv is None else argv),
-            "environment": environment("cpu")}
-
-
-def save_report(report: dict, out: Path | None) -> None:
-    """Write ``report`` as indented JSON to ``out`` (nothing without one)."""
-    if out:
-        out.write_text(json.dumps(report, indent=2) + "\n")
+            "command": script_command(script, argv), "environment": environment("cpu")}

@@ -2,8 +2,9 @@
 
 A number only holds up if it can be tied to code. :func:`git_state` reads ``git rev-parse HEAD``
 and ``git status --porcelain``; paths that are benchmark outputs, never code, do not count as
-dirty: the git-ignored wheel folder ``.whl/`` and the GPU suite's output folders
-(``benchmarks/results/suite-*``, and ``$OUT`` when it lies inside the repository).
+dirty: the git-ignored wheel folder ``.whl/``, result files (``benchmarks/results/``: the GPU
+suite's first call writes one before its second call checks the tree) and ``$OUT`` when it lies
+inside the repository.
 
 The GPU suite checks the tree once, before its first step, and every step reads that record
 (``SUITE_GIT_STATE`` names the file) instead of looking again: the steps themselves write files.
@@ -35,7 +36,7 @@ from pathlib import Path
 from benchmarks.common import REPO
 
 # benchmark outputs, not code: never make a tree dirty
-OUTPUT_PREFIXES = (".whl/", "benchmarks/results/suite-")
+OUTPUT_PREFIXES = (".whl/", "benchmarks/results/")
 STATE_ENV = "SUITE_GIT_STATE"
 
 

@@ -19,14 +19,15 @@ def test_dry_run_runs_every_step_and_merges_their_results(tmp_path):
     env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable, "OMP_NUM_THREADS": "1"}
     env.pop("TRITON_INTERPRET", None)  # the smoke modes set it themselves
     env.pop("SUITE_GIT_STATE", None)
+    results_before = set((REPO / "benchmarks" / "results").rglob("*"))
     result = subprocess.run(["bash", "benchmarks/gpu_suite.sh", "--dry-run"], check=False, cwd=REPO, env=env,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    merged = json.loads(next(tmp_path.glob("gpu-*-dryrun.json")).read_text())
+    merged = json.loads((tmp_path / "gpu_suite.json").read_text())
     assert [s["step"] for s in merged["steps"]] == STEPS
     assert all(s["exit_status"] == 0 for s in merged["steps"]), merged["steps"]
     assert merged["dry_run"] and merged["commit"] and merged["versions"]["torch"]
-    assert not (REPO / "benchmarks" / "results" / next(tmp_path.glob("gpu-*")).name).exists()
+    assert set((REPO / "benchmarks" / "results").rglob("*")) == results_before  # a dry run is not a result
     # the tree was recorded once, before the steps, and every result file carries that record
     tree = json.loads((tmp_path / "git.json").read_text())
     assert isinstance(tree["dirty"], bool) and tree["dirty"] == bool(tree["git_status"])

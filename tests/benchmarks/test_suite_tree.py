@@ -25,7 +25,7 @@ def repo(tmp_path):
         pytest.skip("needs git")
     root = tmp_path / "repo"
     shutil.copytree(REPO / "benchmarks", root / "benchmarks", ignore=shutil.ignore_patterns("results", "__pycache__"))
-    (root / ".gitignore").write_text("__pycache__/\n.whl/\n")
+    shutil.copy(REPO / ".gitignore", root / ".gitignore")  # .whl/ and outputs/ among what git ignores
     git(root, "init", "-q")
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "benchmarks")
@@ -51,13 +51,11 @@ def test_a_dirty_tree_is_refused_with_one_error_line(repo, tmp_path):
 
 def test_allow_dirty_and_dry_run_flag_every_result_file(repo, tmp_path):
     (repo / "stray.txt").write_text("uncommitted\n")
-    # the dry run first: the other copies its merged file into benchmarks/results/, another change
     for flags in (["--dry-run"], ["--allow-dirty"]):
         out = tmp_path / flags[0].strip("-")
         result = suite(repo, out, *flags, "--only", "env")
         assert result.returncode == 0, result.stderr[-3000:]
-        files = [out / "git.json", out / "env.json", *out.glob("gpu-*.json")]
-        assert len(files) == 3
+        files = [out / "git.json", out / "env.json", out / "gpu_suite.json"]
         for path in files:
             record = json.loads(path.read_text())
             assert record["dirty"] is True and record["git_status"] == "?? stray.txt", path
@@ -65,13 +63,17 @@ def test_allow_dirty_and_dry_run_flag_every_result_file(repo, tmp_path):
         assert [s["step"] for s in json.loads(files[2].read_text())["steps"]] == ["env"]
 
 
-def test_a_clean_tree_runs_and_its_own_output_folder_does_not_make_it_dirty(repo):
-    out = repo / "benchmarks" / "results" / "suite-test"  # the default place, inside the tree
-    result = suite(repo, out, "--only", "env")
-    assert result.returncode == 0, result.stderr[-3000:]
-    merged = json.loads(next(out.glob("gpu-*.json")).read_text())
-    assert merged["dirty"] is False and merged["git_status"] == ""
-    assert json.loads((out / "env.json").read_text())["dirty"] is False
+def test_a_clean_tree_runs_and_neither_its_output_folder_nor_its_results_make_it_dirty(repo):
+    """The second call of a GPU window finds the first call's output folder and results file."""
+    for call in ("first", "second"):
+        out = repo / "outputs" / "gpu_suite" / call  # inside the tree, as the default is
+        result = suite(repo, out, "--only", "env")
+        assert result.returncode == 0, result.stderr[-3000:]
+        merged = json.loads((out / "gpu_suite.json").read_text())
+        assert merged["dirty"] is False and merged["git_status"] == ""
+        assert json.loads((out / "env.json").read_text())["dirty"] is False
+    copies = list((repo / "benchmarks" / "results").glob("*_*/gpu_suite-*.json"))
+    assert copies and json.loads(copies[0].read_text())["commit"] == merged["commit"]
 
 
 def test_unknown_arguments_and_steps_are_usage_errors(repo, tmp_path):
