@@ -6,7 +6,8 @@ per-head random pattern, bf16, H=12, D=64; T in --seq at batch --batch, then row
 
 Per method and row, in one process: a correctness gate on the whole timed input (every batch row
 and head), then eager forward, backward (of a retained graph) and forward+backward, then a
-CUDA-graph replay of the forward+backward (the GPU time with no host in the way). On CUDA each
+CUDA-graph replay of the forward+backward (the GPU time with no host in the way) and the host time
+per eager forward+backward (``host_ms``: calls issued back to back, host clock). On CUDA each
 timing is at least 50 calls x 3 repeats (``timing.py``): the median of the repeat medians, each
 repeat's median, the spread and the IQR are recorded. Effective TFLOP/s count the nonzero-block
 FLOPs (forward = nnz * 4 * b^2 * d, backward = 2.5 x forward) for every method. Methods:
@@ -91,6 +92,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--iterations must be >= {MIN_ITERATIONS} and --repeats >= {MIN_REPEATS}")
     if args.smoke:
         args.seq, args.batch, args.tokens, args.heads, args.dtype = [12 * args.block], 1, 0, 1, "fp32"
+        args.autotune_seq = None  # the smoke length
     args.tokens_methods = args.tokens_methods or args.methods
     args.autotune_seq = args.seq if args.autotune_seq is None else args.autotune_seq
     args.device = "cpu" if args.smoke else "cuda"
@@ -203,9 +205,10 @@ def run_autotune(rec: Recorder, args) -> None:
 
 
 def markdown_table(rows: list[dict]) -> str:
-    """One line per (config, method): medians, spread of fwd+bwd across repeats, graph replay."""
-    lines = [("| B | T | mask | method | fwd ms | bwd ms | fwd+bwd ms | spread % | graph ms | fwd TFLOP/s "
-              "| bwd TFLOP/s | peak MiB | gate max rel err |"), "|" + "---|" * 13]
+    """One line per (config, method): medians, spread of fwd+bwd across repeats, graph replay, host
+    time per call."""
+    lines = [("| B | T | mask | method | fwd ms | bwd ms | fwd+bwd ms | spread % | graph ms | host ms | fwd TFLOP/s "
+              "| bwd TFLOP/s | peak MiB | gate max rel err |"), "|" + "---|" * 14]
     fmt = lambda x, spec: "-" if x is None else format(x, spec)  # noqa: E731
     for r in rows:
         lead = f"| {r['batch']} | {r['seq']} | {'yes' if r['key_padding_mask'] else 'no'} | {r['method']} "
@@ -213,13 +216,13 @@ def markdown_table(rows: list[dict]) -> str:
         gate_err = fmt(max(gate["rel_err"].values(), default=None), ".1e") if isinstance(gate, dict) else "-"
         if "skipped" in r or "failed" in r:
             lines.append(f"{lead}| {'failed' if 'failed' in r else 'skipped'}: {r.get('failed') or r['skipped']} "
-                         f"|||||||| {gate_err} |")
+                         f"||||||||| {gate_err} |")
             continue
         spread = r["timing"].get("fwd_bwd", {}).get("spread_pct")
         lines.append(f"{lead}| {fmt(r['fwd_ms'], '.3f')} | {fmt(r['bwd_ms'], '.3f')} | {r['fwd_bwd_ms']:.3f} "
                      f"| {fmt(spread, '.1f')} | {fmt(r.get('graph_fwd_bwd_ms'), '.3f')} "
-                     f"| {fmt(r.get('fwd_tflops'), '.1f')} | {fmt(r.get('bwd_tflops'), '.1f')} "
-                     f"| {fmt(r['peak_mib'], '.0f')} | {gate_err} |")
+                     f"| {fmt(r.get('host_ms'), '.3f')} | {fmt(r.get('fwd_tflops'), '.1f')} "
+                     f"| {fmt(r.get('bwd_tflops'), '.1f')} | {fmt(r['peak_mib'], '.0f')} | {gate_err} |")
     return "\n".join(lines)
 
 

@@ -2,7 +2,7 @@
 
 Target: BigBird-base (12 x 768, 12 heads, ITC block 64) at 4096 tokens, both strands scored,
 stride equal to the window: at least 0.5 Gbp/min on one H100, measured on at least 200 Mbp
-(``--genome-mbp 200``; the suite's default call scans 20 Mbp to fit its 10 minutes, see
+(``--genome-mbp 200``; the suite's default call scans 20 Mbp to fit its 8.5 minutes, see
 ``gpu_suite.sh``'s ``PROMOTER_MBP``).
 
 What runs:

@@ -19,7 +19,8 @@ over the GPU's dense bf16 peak by device name). Rows, in this order:
   ``torch.compile`` (``BigBirdEncoder.compile_layers``; ``--compile-backend``), after the eager
   scaling rows; its warm-up time includes compiling. MFU at 4K is the better of the two rows;
 - ``ours`` at ``--seq`` x ``--batch`` (4K x 4: HF's activations take 26 GiB there), per
-  ``--variants`` kernel variant (default: the default variant);
+  ``--variants`` kernel variant (default: the default variant); ``--batch 0``: none of these
+  rows, and no HF row;
 - memory rows (``checkpoint_layers``) at ``--checkpoint-seq``, batch 1, ``--memory-steps`` timed
   steps: their peak memory checks the budget in ``benchmarks/README.md``; they time nothing
   that a target reads;
@@ -55,6 +56,10 @@ from benchmarks.common.timing import MIN_ITERATIONS, MIN_REPEATS, repeat_stats  
 BASE = {"hidden_size": 768, "num_layers": 12, "num_heads": 12, "intermediate_size": 3072, "dropout": 0.1}
 TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64, "dropout": 0.1}
 PATTERN = {"window": 3, "num_random": 3, "global_per_end": 1}
+# a smoke run's sizes: defaults, so that options given explicitly (which rows) still apply
+SMOKE = {"seq": 128, "batch": 2, "tokens": 512, "scaling_seq": [128, 256], "checkpoint_seq": [256], "vocab_size": 64,
+         "block": 16, "warmup": 1, "steps": 1, "repeats": 1, "memory_steps": 1,
+         "compile_backend": "aot_eager"}  # aot_eager traces like Inductor, without a C++ build
 MFU_CONVENTION = ("model FLOPs per step = 6 x non-embedding parameters x tokens + batch x sum over layers of "
                   "nnz blocks x 4 b^2 d x 3.5 (forward + 2.5x backward); MFU = that / step time / dense bf16 peak")
 
@@ -62,7 +67,8 @@ MFU_CONVENTION = ("model FLOPs per step = 6 x non-embedding parameters x tokens 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seq", type=int, default=4096, help="the ours-vs-HF length (default: %(default)s)")
-    parser.add_argument("--batch", type=int, default=4, help="batch of the ours-vs-HF rows (default: %(default)s)")
+    parser.add_argument("--batch", type=int, default=4,
+                        help="batch of the ours-vs-HF rows (0: none of them; default: %(default)s)")
     parser.add_argument("--tokens", type=int, default=65536, help="tokens per step of the scaling rows (0: none)")
     parser.add_argument("--scaling-seq", type=int, nargs="*", default=[4096, 16384, 65536])
     parser.add_argument("--checkpoint-seq", type=int, nargs="*", default=[65536],
@@ -85,10 +91,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.shape, args.backend, args.device = BASE, "auto", "cuda"
     if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args(argv)
         args.shape, args.backend, args.device = TINY, "torch", "cpu"
-        args.seq, args.batch, args.tokens, args.scaling_seq, args.checkpoint_seq = 128, 2, 512, [128, 256], [256]
-        args.vocab_size, args.block, args.warmup, args.steps, args.repeats, args.memory_steps = 64, 16, 1, 1, 1, 1
-        args.compile_backend = "aot_eager"  # traces like Inductor, without a C++ build
     elif args.steps < MIN_ITERATIONS or args.repeats < MIN_REPEATS:
         parser.error(f"--steps must be >= {MIN_ITERATIONS} and --repeats >= {MIN_REPEATS}")
     return args
@@ -302,7 +307,7 @@ def main(argv=None) -> dict:
         run_row(payload, "ours+compile", lambda: ours_loss(args, seq, False, compiled=True), args.tokens // seq,
                 seq, args, "scaling", variant=variants[0], checkpoint_layers=False,
                 compile_backend=args.compile_backend)
-    for variant in variants:
+    for variant in variants if args.batch else []:
         set_kernel_variant(variant)
         run_row(payload, "ours", lambda: ours_loss(args, args.seq, False), args.batch, args.seq, args, "vs_hf",
                 variant=variant, checkpoint_layers=False)
@@ -310,7 +315,7 @@ def main(argv=None) -> dict:
     for seq in args.checkpoint_seq:  # short: before HF's 40 s, which reads no target
         run_row(payload, "ours", lambda seq=seq: ours_loss(args, seq, True), 1, seq, args, "memory",
                 memory_row=True, variant=variants[0], checkpoint_layers=True)
-    if not args.no_hf:
+    if args.batch and not args.no_hf:
         run_row(payload, "hf", lambda: hf_loss(args, args.seq), args.batch, args.seq, args, "vs_hf")
     print(markdown_table(payload["results"]) + "\n\n" + json.dumps(payload["summary"]))
     return payload
