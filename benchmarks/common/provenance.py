@@ -9,14 +9,14 @@ inside the repository.
 The GPU suite checks the tree once, before its first step, and every step reads that record
 (``SUITE_GIT_STATE`` names the file) instead of looking again: the steps themselves write files.
 
-A device machine gets a copy of the working tree whose git metadata need not match it (a run once
-recorded an older commit than the code it ran). So, before a device call, ``manifest`` writes
-``.whl/tree.json`` (the wheel folder travels with the call): the commit and the git blob hash of
+A GPU machine may get a copy of the working tree whose git metadata is missing or does not match
+it (a run once recorded an older commit than the code it ran). So, before copying, ``manifest`` writes
+``.whl/tree.json`` (the wheel folder is copied with the tree): the commit and the git blob hash of
 every tracked file, refusing a dirty tree. Where that file exists, ``check`` verifies each tracked
 file's content against it instead of asking git; a file that differs or is missing makes the tree
 dirty (files the commit does not track are not seen).
 
-    python -m benchmarks.common.provenance manifest      # here, after the last commit, before the call
+    python -m benchmarks.common.provenance manifest      # here, after the last commit, before copying
     python -m benchmarks.common.provenance check OUT/git.json [--allow-dirty] [--ignore PATH ...]
 
 ``check`` writes the record and exits 0 on a clean tree; on a dirty one it prints one ``error:``
@@ -41,7 +41,7 @@ STATE_ENV = "SUITE_GIT_STATE"
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    # read-only commands: a copy owned by another user (a device machine) is still this repository
+    # read-only commands: a copy owned by another user (on a GPU machine) is still this repository
     return subprocess.run(["git", "-c", "safe.directory=*", *args], check=False, cwd=repo, capture_output=True,
                           text=True, timeout=60)
 
@@ -154,7 +154,7 @@ def dirty_error(state: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("manifest", help=f"write {MANIFEST.relative_to(REPO)} for a device call; refuse a dirty tree")
+    sub.add_parser("manifest", help=f"write {MANIFEST.relative_to(REPO)} for a copy of the tree; refuse a dirty tree")
     check = sub.add_parser("check", help="record the tree in PATH; refuse a dirty one")
     check.add_argument("path", type=Path)
     check.add_argument("--allow-dirty", action="store_true")
