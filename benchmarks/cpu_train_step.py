@@ -22,8 +22,8 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.common.harness import alternating_rounds, rounds_report  # noqa: E402
-from benchmarks.common.results import add_out_argument, default_out, write_json  # noqa: E402
+from benchmarks.common.harness import alternating_rounds, rounds_report, save_report  # noqa: E402
+from benchmarks.common.results import add_out_argument  # noqa: E402
 from bigbird_dna.model import encoder as encoder_module  # noqa: E402
 from bigbird_dna.tasks.mlm import MLMTask  # noqa: E402
 
@@ -93,8 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, value in median.items():
         print(f"{name:>12}: {value:.3f} s/step")
     print(f"speed-up over {args.ref}: {report[f'speedup_over_{args.ref}']:.2f}x")
-    path = write_json(args.out or default_out("cpu_train_step", report["environment"]), report)
-    print(f"wrote {path}")
+    save_report(report, args.out)
     return 0
 
 

@@ -31,8 +31,8 @@ if os.environ.get("TRITON_INTERPRET") == "1":
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.attention import bigbird_layout  # noqa: E402
-from benchmarks.common.harness import environment  # noqa: E402
-from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
+from benchmarks.common.harness import environment, save_report  # noqa: E402
+from benchmarks.common.results import add_out_argument, script_command  # noqa: E402
 from bigbird_dna.attention import triton_kernels, triton_launch  # noqa: E402
 
 
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> dict:
               f"both {rows[-1]['fwd_bwd_us']:.0f} us, {launches} direct launches per forward+backward")
     report = {"benchmark": "host_path", "variant": args.variant or "default", "steps": args.steps, "rows": rows,
               "command": script_command(__file__, argv), "environment": environment("cpu")}
-    print(f"wrote {write_json(args.out or default_out('host_path', report['environment']), report)}")
+    save_report(report, args.out)
     return report
 
 

@@ -15,12 +15,13 @@ import platform
 import statistics
 import subprocess
 import time
+from pathlib import Path
 
 import torch
 
 from benchmarks.common import REPO
 from benchmarks.common.provenance import recorded_state
-from benchmarks.common.results import script_command
+from benchmarks.common.results import default_out, script_command, write_json
 
 
 def is_gpu(device) -> bool:
@@ -128,3 +129,11 @@ def rounds_report(benchmark: str, timings: dict[str, list[float]], script: str, 
     median = {name: statistics.median(values) for name, values in timings.items()}
     return {"benchmark": benchmark, **fields, "seconds_per_step": median, "all_rounds": timings,
             "command": script_command(script, argv), "environment": environment("cpu")}
+
+
+def save_report(report: dict, out: Path | None) -> Path:
+    """Write ``report`` (its ``benchmark`` name and ``environment`` included) as JSON to ``out``, by
+    default to its place in the results layout, and say where."""
+    path = write_json(out or default_out(report["benchmark"], report["environment"]), report)
+    print(f"wrote {path}")
+    return path
