@@ -6,7 +6,8 @@
 - ``results``: where a result file goes (``benchmarks/results/<date>_<machine>/``) and the
   command recorded in it;
 - ``attention_measure``, ``attention_baselines``: the gates, timings and baselines of
-  ``attention.py``; ``pretrain_curve_render``: the text and figure of ``pretrain_curve.py``;
+  ``attention.py``; ``train_report``: the ratios and table of ``train_throughput.py``;
+  ``pretrain_curve_render``: the text and figure of ``pretrain_curve.py``;
 - ``targets``, ``gpu_suite_report``: the GPU suite's target table, machine record and merge.
 
 Entry points put the repository root on ``sys.path`` and import these as ``benchmarks.common.X``;
