@@ -6,7 +6,8 @@ per-head random pattern, bf16, H=12, D=64; T in --seq at batch --batch, then row
 
 Per method and row, in one process: a correctness gate on the whole timed input (every batch row
 and head), then eager forward, backward (of a retained graph) and forward+backward, then a
-CUDA-graph replay of the forward+backward (the GPU time with no host in the way). On CUDA each
+CUDA-graph replay of the forward+backward (the GPU time with no host in the way) and the host time
+per eager forward+backward (``host_ms``: calls issued back to back, host clock). On CUDA each
 timing is at least 50 calls x 3 repeats (``timing.py``): the median of the repeat medians, each
 repeat's median, the spread and the IQR are recorded. Effective TFLOP/s count the nonzero-block
 FLOPs (forward = nnz * 4 * b^2 * d, backward = 2.5 x forward) for every method. Methods:
@@ -24,16 +25,16 @@ FLOPs (forward = nnz * 4 * b^2 * d, backward = 2.5 x forward) for every method. 
 ``--key-padding-mask`` passes ours the all-True ``[B, T]`` mask the encoder always passes (the
 ``HAS_KPM`` kernels); the baselines run unmasked, the same attention. ``--budget-s``: optional
 work (baselines, max-autotune) is skipped, with that reason, once the run is past this many seconds.
-Output: a markdown table and JSON (environment, commit, dirty flag) in --out, rewritten after
-every row configuration.
+Output: a markdown table and JSON (environment, commit, dirty flag, command) in --out (default:
+``benchmarks/results/<date>_<machine>/attention.json``; a smoke run writes only with --out),
+rewritten after every row configuration.
 
-    python benchmarks/attention.py --out benchmarks/results/attention_h100.json
+    python benchmarks/attention.py              # GPU: every row
     python benchmarks/attention.py --smoke      # CPU, Triton interpreter, tiny sizes, any machine
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -44,9 +45,10 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.attention_measure import Recorder, ensure_reference, reference_gate  # noqa: E402
-from benchmarks.harness import environment, wall_s  # noqa: E402
-from benchmarks.timing import MIN_ITERATIONS, MIN_REPEATS  # noqa: E402
+from benchmarks.common.attention_measure import Recorder, ensure_reference, reference_gate  # noqa: E402
+from benchmarks.common.harness import environment, wall_s  # noqa: E402
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
+from benchmarks.common.timing import MIN_ITERATIONS, MIN_REPEATS  # noqa: E402
 
 VARIANT_NAMES = ("v0", "loop", "preload", "preload-fused", "preload-dkdv-w8", "preload-dkdv-r168",
                  "preload-fused-atomic-dq", "preload-fused-atomic-dq-w8")  # = VARIANTS
@@ -81,7 +83,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=MIN_REPEATS, help="repeats per timing (>= 3)")
     parser.add_argument("--no-graph", action="store_true", help="no CUDA-graph replays")
     parser.add_argument("--budget-s", type=float, default=None, help="skip optional work past this many seconds")
-    parser.add_argument("--out", type=Path, default=None, help="JSON results file")
+    add_out_argument(parser, "attention")
     parser.add_argument("--smoke", action="store_true",
                         help="CPU end-to-end check under TRITON_INTERPRET=1 (any machine): 12 blocks, 1 head, "
                              "fp32, one call per timing")
@@ -90,6 +92,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--iterations must be >= {MIN_ITERATIONS} and --repeats >= {MIN_REPEATS}")
     if args.smoke:
         args.seq, args.batch, args.tokens, args.heads, args.dtype = [12 * args.block], 1, 0, 1, "fp32"
+        args.autotune_seq = None  # the smoke length
     args.tokens_methods = args.tokens_methods or args.methods
     args.autotune_seq = args.seq if args.autotune_seq is None else args.autotune_seq
     args.device = "cpu" if args.smoke else "cuda"
@@ -148,7 +151,7 @@ def run_ours(rec: Recorder, layout, mask, args) -> None:
 
 def run_config(batch: int, seq: int, args, methods, graphs: list, started: float, scaling: bool = False) -> Recorder:
     """Every method of ``methods`` at (batch, seq), except the deferred max-autotune Flex rows."""
-    from benchmarks.attention_baselines import FLEX_MODES, run_flex, run_hf, run_sdpa
+    from benchmarks.common.attention_baselines import FLEX_MODES, run_flex, run_hf, run_sdpa
 
     rec, layout, mask = make_recorder(batch, seq, args, graphs, started, scaling)
     rec.layout = layout
@@ -188,7 +191,7 @@ def flex_reference(rec: Recorder) -> tuple:
 
 def run_autotune(rec: Recorder, args) -> None:
     """The deferred ``flex:max-autotune`` row of ``rec``'s configuration."""
-    from benchmarks.attention_baselines import run_flex
+    from benchmarks.common.attention_baselines import run_flex
 
     print(f"B={rec.base['batch']} T={rec.base['seq']} flex:max-autotune", file=sys.stderr, flush=True)
     if rec.over_budget():
@@ -202,9 +205,10 @@ def run_autotune(rec: Recorder, args) -> None:
 
 
 def markdown_table(rows: list[dict]) -> str:
-    """One line per (config, method): medians, spread of fwd+bwd across repeats, graph replay."""
-    lines = [("| B | T | mask | method | fwd ms | bwd ms | fwd+bwd ms | spread % | graph ms | fwd TFLOP/s "
-              "| bwd TFLOP/s | peak MiB | gate max rel err |"), "|" + "---|" * 13]
+    """One line per (config, method): medians, spread of fwd+bwd across repeats, graph replay, host
+    time per call."""
+    lines = [("| B | T | mask | method | fwd ms | bwd ms | fwd+bwd ms | spread % | graph ms | host ms | fwd TFLOP/s "
+              "| bwd TFLOP/s | peak MiB | gate max rel err |"), "|" + "---|" * 14]
     fmt = lambda x, spec: "-" if x is None else format(x, spec)  # noqa: E731
     for r in rows:
         lead = f"| {r['batch']} | {r['seq']} | {'yes' if r['key_padding_mask'] else 'no'} | {r['method']} "
@@ -212,13 +216,13 @@ def markdown_table(rows: list[dict]) -> str:
         gate_err = fmt(max(gate["rel_err"].values(), default=None), ".1e") if isinstance(gate, dict) else "-"
         if "skipped" in r or "failed" in r:
             lines.append(f"{lead}| {'failed' if 'failed' in r else 'skipped'}: {r.get('failed') or r['skipped']} "
-                         f"|||||||| {gate_err} |")
+                         f"||||||||| {gate_err} |")
             continue
         spread = r["timing"].get("fwd_bwd", {}).get("spread_pct")
         lines.append(f"{lead}| {fmt(r['fwd_ms'], '.3f')} | {fmt(r['bwd_ms'], '.3f')} | {r['fwd_bwd_ms']:.3f} "
                      f"| {fmt(spread, '.1f')} | {fmt(r.get('graph_fwd_bwd_ms'), '.3f')} "
-                     f"| {fmt(r.get('fwd_tflops'), '.1f')} | {fmt(r.get('bwd_tflops'), '.1f')} "
-                     f"| {fmt(r['peak_mib'], '.0f')} | {gate_err} |")
+                     f"| {fmt(r.get('host_ms'), '.3f')} | {fmt(r.get('fwd_tflops'), '.1f')} "
+                     f"| {fmt(r.get('bwd_tflops'), '.1f')} | {fmt(r['peak_mib'], '.0f')} | {gate_err} |")
     return "\n".join(lines)
 
 
@@ -237,14 +241,15 @@ def main(argv=None) -> dict:
     env = environment(args.device)
     payload = {"benchmark": "attention", "commit": env["commit"], "dirty": env["dirty"],
                "git_status": env["git_status"], "environment": env, "default_variant": default_variant_name(),
-               "args": {k: str(v) for k, v in vars(args).items()}, "results": []}
+               "args": {k: str(v) for k, v in vars(args).items()}, "command": script_command(__file__, argv),
+               "results": []}
+    out = args.out or (None if args.smoke else default_out("attention", env))
     graphs: list = []  # every captured graph stays alive to the end of the run
     deferred = []
 
     def write():
-        if args.out:  # after every configuration, so a run cut short keeps what it measured
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps(payload, indent=2, default=str))
+        if out:  # after every configuration, so a run cut short keeps what it measured
+            write_json(out, payload)
     for batch, seq, scaling in configs:
         methods = args.methods if batch == args.batch else args.tokens_methods
         rec = run_config(batch, seq, args, methods, graphs, started, scaling)

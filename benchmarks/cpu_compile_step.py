@@ -8,7 +8,7 @@ AdamW. Two copies of the same initial model, one with ``BigBirdEncoder.compile_l
 the machine hits both alike. Reported: the median seconds per step of each, their ratio, and the
 seconds the compiled copy's first step took (the compile).
 
-    python benchmarks/cpu_compile_step.py --out benchmarks/results/cpu_compile_step.json
+    python benchmarks/cpu_compile_step.py   # benchmarks/results/<date>_<machine>/cpu_compile_step.json
 """
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks.common.harness import alternating_rounds, rounds_report, save_report  # noqa: E402
+from benchmarks.common.results import add_out_argument  # noqa: E402
 from benchmarks.cpu_train_step import MODEL, make_batch  # noqa: E402
-from benchmarks.harness import alternating_rounds, rounds_report, save_report  # noqa: E402
 from bigbird_dna.tasks.mlm import MLMTask  # noqa: E402
 
 
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--backend", default="inductor", help="torch.compile backend")
-    parser.add_argument("--out", type=Path)
+    add_out_argument(parser, "cpu_compile_step")
     args = parser.parse_args(argv)
 
     torch.manual_seed(0)
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         first_step_s[name] = time.perf_counter() - start
         step(name)
     timings = alternating_rounds({name: (lambda n=name: step(n)) for name in tasks}, args.rounds, args.steps)
-    report = rounds_report("cpu_compile_step", timings, "cpu_compile_step.py", argv, model=model, batch=args.batch,
+    report = rounds_report("cpu_compile_step", timings, __file__, argv, model=model, batch=args.batch,
                            length=args.length, compile_backend=args.backend, first_step_s=first_step_s)
     median = report["seconds_per_step"]
     report["compiled_speedup"] = median["eager"] / median["compiled"]

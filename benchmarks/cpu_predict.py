@@ -13,7 +13,8 @@ strands, stride = window, three ways in one run:
 
 For each: wall, user and system seconds of the process, Mbp scanned per minute of wall time (the
 whole command: start-up, model load, reading, tokenising and scoring), and system time as a share
-of CPU time. Results: ``benchmarks/results/cpu_predict.json``. Run it on an otherwise idle machine.
+of CPU time. Results: ``cpu_predict.json`` in ``benchmarks/results/<date>_<machine>/``. Run it on an
+otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.genome_scale import RESULTS, WINDOW_BP, machine, measured, train_classifier  # noqa: E402
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
+from benchmarks.genome_scale import WINDOW_BP, machine, measured, train_classifier  # noqa: E402
 from bigbird_dna.genome.fasta_stream import iter_fasta  # noqa: E402
-from bigbird_dna.runtime.atomic import write_text_atomic  # noqa: E402
 
 # predict's entry point with keep_freed_memory() turned into a no-op: the allocator as glibc sets it
 WITHOUT_KEEP = ("import sys, bigbird_dna.predict.cli as cli; cli.keep_freed_memory = lambda: False; "
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> Path:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fasta", default=str(Path(__file__).resolve().parents[1] / "sample_data" / "h_pylori_F32.fa"))
     parser.add_argument("--work-dir", default="outputs/benchmarks/cpu_predict")
-    parser.add_argument("--out", default=str(RESULTS / "cpu_predict.json"))
+    add_out_argument(parser, "cpu_predict")
     args = parser.parse_args(argv)
     out, fasta = Path(args.work_dir), Path(args.fasta)
     out.mkdir(parents=True, exist_ok=True)
@@ -65,8 +66,7 @@ def main(argv: list[str] | None = None) -> Path:
                   round(runs["default"]["mbp_per_min"] / runs["glibc_returns_memory"]["mbp_per_min"], 3),
               "target": "at least 2 Mbp/min with the default tiny classifier on 2 cores, system time under 10% of CPU",
               "machine_before": before, "machine_after": machine()}
-    path = Path(args.out)
-    write_text_atomic(path, json.dumps(result, indent=2) + "\n")
+    path = write_json(args.out or default_out("cpu_predict"), {**result, "command": script_command(__file__, argv)})
     print(json.dumps({name: {k: run[k] for k in ("wall_s", "mbp_per_min", "sys_share_of_cpu")}
                       for name, run in runs.items()}, indent=1))
     return path

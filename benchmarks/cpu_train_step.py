@@ -7,7 +7,7 @@ the data loader: the tiny encoder (2 x 128, 4 heads, RoPE, BigBird-ITC block 32,
 by step (``--rounds`` rounds of ``--steps`` steps each), so load on the machine hits both alike;
 the report gives the median seconds per step and their ratio.
 
-    python benchmarks/cpu_train_step.py --ref 37f0722 --out benchmarks/results/cpu_train_step.json
+    python benchmarks/cpu_train_step.py --ref 37f0722   # benchmarks/results/<date>_<machine>/cpu_train_step.json
 """
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.harness import alternating_rounds, rounds_report, save_report  # noqa: E402
+from benchmarks.common.harness import alternating_rounds, rounds_report, save_report  # noqa: E402
+from benchmarks.common.results import add_out_argument  # noqa: E402
 from bigbird_dna.model import encoder as encoder_module  # noqa: E402
 from bigbird_dna.tasks.mlm import MLMTask  # noqa: E402
 
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--length", type=int, default=512)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--out", type=Path)
+    add_out_argument(parser, "cpu_train_step")
     args = parser.parse_args(argv)
 
     torch.manual_seed(0)
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         step()
         step()
     timings = alternating_rounds(steps, args.rounds, args.steps)
-    report = rounds_report("cpu_train_step", timings, "cpu_train_step.py", argv, model=MODEL, batch=args.batch,
+    report = rounds_report("cpu_train_step", timings, __file__, argv, model=MODEL, batch=args.batch,
                            length=args.length)
     median = report["seconds_per_step"]
     report[f"speedup_over_{args.ref}"] = median[args.ref] / median["this_tree"]

@@ -9,8 +9,8 @@ Two modes::
     # prediction peak RSS on one 5-Mbp record against one 100-Mbp record (must be within 10%)
     python benchmarks/genome_scale.py rss --sizes-mbp 5 100
 
-Results: ``benchmarks/results/genome_scale-<size>.json`` (``run``) and
-``benchmarks/results/genome_scale-rss.json`` (``rss``). Phase times come from the training run's
+Results (default): ``genome_scale-<size>.json`` (``run``) and ``genome_scale-rss.json`` (``rss``) in
+``benchmarks/results/<date>_<machine>/``. Phase times come from the training run's
 ``summary.json`` (``phases``) or its ``train.log`` phase lines when present (``null`` if neither);
 CPU seconds and peak RSS of each child process come from ``os.wait4``. The prediction scores every
 ``--stride-factor``-th window position only (stride = factor x window): the reader still streams
@@ -33,7 +33,10 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results"
+sys.path.insert(0, str(REPO))
+
+from benchmarks.common.results import add_out_argument, default_out, repo_command, script_command, write_json  # noqa: E402
+
 WINDOW_BP = 500  # the classifier's prediction window (task=classify's default predict_window_bp)
 LINE_BP = 60
 BLOCK_LINES = 1 << 17  # bases generated at once: 7.9 Mbp, whatever the record's size
@@ -114,7 +117,7 @@ def measured(command: list[str], log: Path, env: dict | None = None) -> dict:
         child = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=REPO,
                                  env={**os.environ, **(env or {})})
         _, status, usage = os.wait4(child.pid, 0)
-    result = {"command": " ".join(command), "exit_status": os.waitstatus_to_exitcode(status),
+    result = {"command": repo_command(command), "exit_status": os.waitstatus_to_exitcode(status),
               "wall_s": round(time.monotonic() - started, 1), "user_s": round(usage.ru_utime, 1),
               "sys_s": round(usage.ru_stime, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "log": str(log)}
     if result["exit_status"]:
@@ -224,7 +227,7 @@ def main(argv: list[str] | None = None) -> Path:
         sub.add_argument("--stride-factor", type=int, default=20, help="score 1 window position in this many")
         sub.add_argument("--work-dir", default="outputs/benchmarks", help="where genomes and runs are written")
         sub.add_argument("--seed", type=int, default=0)
-        sub.add_argument("--out", default=None, help="results file (default benchmarks/results/genome_scale-*.json)")
+        add_out_argument(sub, f"genome_scale-{'<size>' if mode == 'run' else 'rss'}")
         if mode == "run":
             sub.add_argument("--size-mbp", type=float, required=True, help="total genome size in Mbp")
             sub.add_argument("--small-contigs", type=int, default=0, help="unplaced contigs of 1-50 kbp to add")
@@ -232,12 +235,9 @@ def main(argv: list[str] | None = None) -> Path:
         else:
             sub.add_argument("--sizes-mbp", type=float, nargs="+", default=[5, 100])
     args = parser.parse_args(argv)
-    result = run(args) if args.mode == "run" else rss(args)
+    result = {**(run(args) if args.mode == "run" else rss(args)), "command": script_command(__file__, argv)}
     label = size_label(args.size_mbp) if args.mode == "run" else "rss"
-    path = Path(args.out or RESULTS / f"genome_scale-{label}.json")
-    tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    tmp.replace(path)  # atomic: a reader sees the old results or the new, never half
+    path = write_json(args.out or default_out(f"genome_scale-{label}"), result)
     print(f"wrote {path}")
     return path
 

@@ -12,7 +12,7 @@ launches per call.
 Not a GPU host's figure: the developers' 2-core machine is slower than a GPU server's cores, so
 read it as an upper bound for the same Python path.
 
-    python benchmarks/host_path.py --out benchmarks/results/host_path_cpu.json
+    python benchmarks/host_path.py   # benchmarks/results/<date>_<machine>/host_path.json
 """
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ if os.environ.get("TRITON_INTERPRET") == "1":
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.attention import bigbird_layout  # noqa: E402
-from benchmarks.harness import environment, save_report  # noqa: E402
+from benchmarks.common.harness import environment, save_report  # noqa: E402
+from benchmarks.common.results import add_out_argument, script_command  # noqa: E402
 from bigbird_dna.attention import triton_kernels, triton_launch  # noqa: E402
 
 
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--heads", type=int, default=12)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--variant", default=None, help="kernel variant (default: the default one)")
-    parser.add_argument("--out", type=Path)
+    add_out_argument(parser, "host_path")
     args = parser.parse_args(argv)
     launchers = use_stand_ins()
     rows = []
@@ -101,8 +102,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"T={seq}: forward {rows[-1]['fwd_us']:.0f} us, backward {rows[-1]['bwd_us']:.0f} us, "
               f"both {rows[-1]['fwd_bwd_us']:.0f} us, {launches} direct launches per forward+backward")
     report = {"benchmark": "host_path", "variant": args.variant or "default", "steps": args.steps, "rows": rows,
-              "command": "python benchmarks/host_path.py " + " ".join(sys.argv[1:] if argv is None else argv),
-              "environment": environment("cpu")}
+              "command": script_command(__file__, argv), "environment": environment("cpu")}
     save_report(report, args.out)
     return report
 

@@ -6,14 +6,13 @@ then ``torch.autograd.grad`` of q, k, v) with ``torch.profiler`` and prints the 
 CPU time) and the Python functions (``cProfile``, by own time), plus the wall time per step, so
 that the host cost can be cut where it is spent.
 
-    python benchmarks/host_profile.py --seq 4096 --variant preload-fused --out host_profile.json
+    python benchmarks/host_profile.py --seq 4096   # benchmarks/results/<date>_<machine>/host_profile-4096.json
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
 import io
-import json
 import pstats
 import sys
 import time
@@ -23,6 +22,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
+
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -31,7 +32,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--variant", default="preload-fused")
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--rows", type=int, default=30, help="profiler rows printed and saved")
-    parser.add_argument("--out", type=Path, default=None)
+    add_out_argument(parser, "host_profile-<seq>")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("error: host_profile needs CUDA (it profiles the compiled kernels' launches)")
@@ -75,9 +76,9 @@ def main(argv: list[str] | None = None) -> dict:
               "python_tottime": text.getvalue(),
               "ops": [{"name": e.key, "calls_per_step": e.count / args.steps,
                        "self_cpu_us_per_step": e.self_cpu_time_total / args.steps}
-                      for e in sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:args.rows]]}
-    if args.out:
-        args.out.write_text(json.dumps(result, indent=2))
+                      for e in sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:args.rows]],
+              "command": script_command(__file__, argv)}
+    write_json(args.out or default_out(f"host_profile-{args.seq}", device="cuda"), result)
     return result
 
 

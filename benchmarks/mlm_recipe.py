@@ -1,4 +1,5 @@
-"""Record an MLM pretraining run's honest numbers in ``benchmarks/results/mlm_recipe.json``.
+"""Record an MLM pretraining run's honest numbers in ``mlm_recipe.json`` (default: in
+``benchmarks/results/<date>_<machine>/``).
 
 Runs ``python -m bigbird_dna.train`` with the given overrides (or reads a finished run directory
 with ``--run-dir``), then appends one entry: label, command, machine, steps, wall time, honest val
@@ -21,8 +22,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-RESULTS = REPO / "benchmarks" / "results" / "mlm_recipe.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.common.results import add_out_argument, default_out, repo_command, write_json  # noqa: E402
+
 KEYS = ("bits_per_base", "loss", "acc", "bp_per_token", "baseline/unigram_bits_per_base",
         "baseline/markov_causal_bits_per_base", "baseline/markov_bidirectional_bits_per_base",
         "baseline/unigram_loss", "baseline/markov_causal_loss", "baseline/markov_bidirectional_loss")
@@ -53,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--label", required=True)
     parser.add_argument("--run-dir", type=Path, help="a finished run to record instead of running one")
     parser.add_argument("--command", default=None, help="the command that made --run-dir")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    add_out_argument(parser, "mlm_recipe")
     parser.add_argument("--note", default="", help="e.g. how loaded the machine was")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides for bigbird_dna.train")
     args = parser.parse_args(argv)
@@ -66,10 +69,10 @@ def main(argv: list[str] | None = None) -> None:
         wall = time.monotonic() - started
         args.command = "python -m bigbird_dna.train " + " ".join(args.overrides)
     summary = json.loads((args.run_dir / "summary.json").read_text())
-    results = json.loads(args.out.read_text()) if args.out.exists() else []
-    results.append({**entry(args.label, args.command or "", summary, wall), "note": args.note})
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    out = args.out or default_out("mlm_recipe", device="auto")
+    results = json.loads(out.read_text()) if out.exists() else []
+    results.append({**entry(args.label, repo_command(args.command or ""), summary, wall), "note": args.note})
+    write_json(out, results)
     print(json.dumps(results[-1], indent=2))
 
 

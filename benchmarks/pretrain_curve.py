@@ -4,12 +4,13 @@ Reads what the run wrote (``logs/version_*/metrics.csv``, one version per call; 
 once finished; ``config.yaml`` / ``config.resume-<n>.yaml``; the newest checkpoint's step) and
 what ``benchmarks/pretrain_gpu.sh`` adds (``calls.tsv``, ``calls/call<n>.log``), and writes:
 
-- ``--out`` (JSON): the honest val bits/base at [MASK] inputs at every validation of the fit,
-  with the mean train loss and the learning rate since the previous one; the unigram, causal and
-  bidirectional k-mer baselines on the same val and test bases; the best validation; the final
-  val/test numbers of the best checkpoint (``summary.json``); every call's exit, seconds, steps
-  and speed;
-- ``--png``: that curve with the baselines as lines (needs matplotlib);
+- ``--out`` (JSON; default: ``benchmarks/results/<date>_<machine>/pretrain_gpu.json``): the honest
+  val bits/base at [MASK] inputs at every validation of the fit, with the mean train loss and the
+  learning rate since the previous one; the unigram, causal and bidirectional k-mer baselines on
+  the same val and test bases; the best validation; the final val/test numbers of the best
+  checkpoint (``summary.json``); every call's exit, seconds, steps and speed;
+- ``--png`` (default: ``--out`` with ``.png``): that curve with the baselines as lines (needs
+  matplotlib);
 - on stdout, a few lines: where the run stands.
 
 Reading the logs: a metrics.csv row of the fit has ``step`` = global step - 1 (the step done
@@ -22,8 +23,7 @@ Baselines: from ``summary.json`` when there is one, else computed here exactly a
 (its data config, tokenizer and seed; the data module's ``reference_metrics``) and kept in
 ``<run dir>/baselines.json`` for the next call (``--no-compute-baselines`` skips that).
 
-    python benchmarks/pretrain_curve.py outputs/pretrain_gpu/run \\
-        --out benchmarks/results/pretrain_gpu.json --png benchmarks/results/pretrain_gpu.png
+    python benchmarks/pretrain_curve.py outputs/pretrain_gpu/run [--out PATH] [--png PATH]
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.pretrain_curve_render import BASELINES, plot, status_lines  # noqa: E402
+from benchmarks.common.pretrain_curve_render import BASELINES, plot, status_lines  # noqa: E402
+from benchmarks.common.results import add_out_argument, default_out, write_json  # noqa: E402
 
-RESULTS = REPO / "benchmarks" / "results"
 STEP_LINE = re.compile(r"^step (\d+)/(\d+) \| ([0-9.]+) steps/s")
 
 
@@ -124,8 +124,8 @@ def compute_baselines(run_dir: Path, cfg: dict[str, Any]) -> dict[str, float]:
     """The run's own ``reference_metrics``: its data config, seed, tokenizer and context length."""
     from omegaconf import OmegaConf
 
-    from bigbird_dna.training.resolvers import instantiate, register_resolvers
     from bigbird_dna.tokenizer import DNATokenizer
+    from bigbird_dna.training.resolvers import instantiate, register_resolvers
 
     register_resolvers()
     with tempfile.TemporaryDirectory() as scratch:  # the data module writes its split manifest there
@@ -239,19 +239,19 @@ def report(run_dir: Path, compute_baselines_too: bool = True) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_dir", type=Path)
-    parser.add_argument("--out", type=Path, default=RESULTS / "pretrain_gpu.json")
-    parser.add_argument("--png", type=Path, default=RESULTS / "pretrain_gpu.png")
+    add_out_argument(parser, "pretrain_gpu")
+    parser.add_argument("--png", type=Path, default=None, help="the figure (default: --out with .png)")
     parser.add_argument("--no-png", action="store_true")
     parser.add_argument("--no-compute-baselines", action="store_true",
                         help="use baselines only from summary.json or an earlier computation")
     parser.add_argument("--exit", type=int, default=None, help="the exit status of the call just made")
     args = parser.parse_args(argv)
     rep = report(args.run_dir, compute_baselines_too=not args.no_compute_baselines)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(rep, indent=2) + "\n")
+    out = write_json(args.out or default_out("pretrain_gpu", device="auto"), rep)
+    png = args.png or out.with_suffix(".png")
     lines = status_lines(rep, args.exit)
-    drawn = not args.no_png and plot(rep, args.png)
-    lines.append(f"curve: {args.out}" + (f", {args.png}" if drawn else ""))
+    drawn = not args.no_png and plot(rep, png)
+    lines.append(f"curve: {out}" + (f", {png}" if drawn else ""))
     print("\n".join(lines), flush=True)
 
 

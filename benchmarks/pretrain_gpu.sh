@@ -24,14 +24,15 @@
 #   OUT=$RUN_DIR/report                this call's report: pretrain_gpu.json (the learning curve),
 #                                      pretrain_gpu.png, pretrain_gpu-call<N>.log (this call's output;
 #                                      every call's stays in $RUN_DIR/calls/), and once finished
-#                                      summary.json. The device tool sets OUT; its files come back.
+#                                      summary.json.
 #   CALL_SECONDS=560                   the whole call's budget, set-up and report included (limit 600)
 #   RESERVE_SECONDS=30                 kept back from the trainer for its stop and the report
 #   KILL_AFTER=15                      SIGKILL this long after the SIGTERM if the trainer is still up
 #   PYTHON=python3
 #
-# Device tool: run(command="bash benchmarks/pretrain_gpu.sh", carry=[".whl"], timeout_s=600), and
-# the next call at once: the run directory is on that machine, which goes back when left idle.
+# Copy the repository with .whl/ (benchmarks/fetch_wheels.sh) to the GPU machine and run the same
+# command there once per call; RUN_DIR must survive from one call to the next (the run resumes from
+# its checkpoints), so make the calls on one machine, or carry RUN_DIR over.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 

@@ -5,7 +5,7 @@ run will (genome, split, window, eval masking, seed, char tokenizer), and writes
 ``reference_metrics``: the train unigram and the causal and bidirectional k-mer chains, in bits per
 base on the val and test bases the model will be scored on. No model, no GPU.
 
-    python benchmarks/pretrain_gpu_baselines.py [--out benchmarks/results/pretrain_gpu_baselines.json] [overrides]
+    python benchmarks/pretrain_gpu_baselines.py [--out PATH] [overrides]   # default: the results layout
 """
 from __future__ import annotations
 
@@ -18,18 +18,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.provenance import recorded_state  # noqa: E402
+from benchmarks.common.provenance import recorded_state  # noqa: E402
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "pretrain_gpu_baselines.json")
+    add_out_argument(parser, "pretrain_gpu_baselines")
     parser.add_argument("overrides", nargs="*")
     args = parser.parse_args(argv)
     from hydra import compose, initialize_config_module
 
-    from bigbird_dna.training.resolvers import instantiate, register_resolvers
     from bigbird_dna.tokenizer import char_tokenizer
+    from bigbird_dna.training.resolvers import instantiate, register_resolvers
 
     register_resolvers()
     with initialize_config_module(version_base="1.3", config_module="bigbird_dna.conf"):
@@ -39,9 +40,8 @@ def main(argv: list[str] | None = None) -> dict:
         data.attach_tokenizer(char_tokenizer(), cfg.model.max_positions)
         metrics = data.reference_metrics()
     result = {"benchmark": "pretrain_gpu_baselines", **recorded_state(),
-              "command": " ".join(["python benchmarks/pretrain_gpu_baselines.py", *args.overrides]),
-              "window_bp": cfg.data.window_bp, "metrics": metrics}
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+              "command": script_command(__file__, argv), "window_bp": cfg.data.window_bp, "metrics": metrics}
+    write_json(args.out or default_out("pretrain_gpu_baselines"), result)
     print(json.dumps(metrics, indent=2))
     return result
 

@@ -2,7 +2,7 @@
 
 Target: BigBird-base (12 x 768, 12 heads, ITC block 64) at 4096 tokens, both strands scored,
 stride equal to the window: at least 0.5 Gbp/min on one H100, measured on at least 200 Mbp
-(``--genome-mbp 200``; the suite's default call scans 20 Mbp to fit its 10 minutes, see
+(``--genome-mbp 200``; the suite's default call scans 20 Mbp to fit its 8.5 minutes, see
 ``gpu_suite.sh``'s ``PROMOTER_MBP``).
 
 What runs:
@@ -25,10 +25,11 @@ on GRCh37). Pass ``--tokenizer`` and ``--fasta`` to measure with a real tokenize
 Reported: end-to-end Gbp/min (genome bp, each base scored on both strands), windows/s, and a
 model-only figure (forward passes on pre-tokenized random ids) to show whether the GPU or the
 host side (tokenization) bounds the scan. ``--smoke`` runs a tiny model on a small genome on CPU,
-to check the script, not the target.
+to check the script, not the target. Results: --out (default:
+``benchmarks/results/<date>_<machine>/promoter_scan.json``; a smoke run writes only with --out).
 
-    python benchmarks/promoter_scan.py --out benchmarks/results/promoter_scan_h100.json   # GPU
-    python benchmarks/promoter_scan.py --smoke                                             # CPU, 1-2 min
+    python benchmarks/promoter_scan.py            # GPU
+    python benchmarks/promoter_scan.py --smoke    # CPU, 1-2 min
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from benchmarks.provenance import recorded_state  # noqa: E402
+from benchmarks.common.provenance import recorded_state  # noqa: E402
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
 
 TARGET_GBP_PER_MIN = 0.5
 BASE = {"hidden_size": 768, "num_layers": 12, "num_heads": 12, "intermediate_size": 3072, "dropout": 0.1,
@@ -68,7 +70,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=16, help="windows per forward pass (default: %(default)s)")
     parser.add_argument("--device", default="auto", help="auto, cuda or cpu (default: %(default)s)")
     parser.add_argument("--smoke", action="store_true", help="tiny model, 0.1 Mbp genome, CPU: checks the script")
-    parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    add_out_argument(parser, "promoter_scan")
     args = parser.parse_args(argv)
     if args.smoke:
         args.vocab_size, args.tokens, args.genome_mbp, args.batch_size = 512, 256, 0.1, 8
@@ -138,9 +140,9 @@ def model_only_windows_per_s(model, vocab_size: int, batch: int, tokens: int, de
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "true")
+    from bigbird_dna.inference.device import resolve_device
     from bigbird_dna.model.export import write_export
     from bigbird_dna.predict import main as predict
-    from bigbird_dna.inference.device import resolve_device
     from bigbird_dna.tasks.promoter import PromoterTask
     from bigbird_dna.tokenizer import DNATokenizer, train_bpe_tokenizer
 
@@ -175,8 +177,9 @@ def main(argv: list[str] | None = None) -> dict:
                                           args.tokens, device, precision)
     gbp_per_min = genome_bp / seconds / 1e9 * 60
     result = {
-        "benchmark": "promoter_scan", "smoke": args.smoke, **recorded_state(), "device": torch.cuda.get_device_name(device)
-        if device.type == "cuda" else platform.processor() or "cpu", "torch": torch.__version__,
+        "benchmark": "promoter_scan", "smoke": args.smoke, **recorded_state(),
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu",
+        "torch": torch.__version__,
         "date": time.strftime("%Y-%m-%d %H:%M:%S"), "model": shape, "tokens": args.tokens,
         "vocab_size": tokenizer.vocab_size, "bp_per_token": round(tokenizer.bp_per_token(seqs), 2),
         "window_bp": window, "stride_bp": window, "strands": "both",
@@ -186,11 +189,12 @@ def main(argv: list[str] | None = None) -> dict:
         "model_only_gbp_per_min": round(model_only / 2 * window / 1e9 * 60, 4),
         "target_gbp_per_min": TARGET_GBP_PER_MIN,
         "meets_target": None if args.smoke else gbp_per_min >= TARGET_GBP_PER_MIN,
+        "command": script_command(__file__, argv),
     }
     print(json.dumps(result, indent=2))
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
+    out = args.out or (None if args.smoke else default_out("promoter_scan", device=device.type))
+    if out:
+        write_json(out, result)
     return result
 
 

@@ -13,7 +13,7 @@ start-up, about a second each, is inside the time), batching, and combining the 
 :func:`~bigbird_dna.inference.batching.window_batches`,
 :func:`~bigbird_dna.inference.scan.combine_strands`). Mbp/min counts forward-strand bases, as a
 both-strand scan target does (e.g. 0.5 Gbp/min = 500 Mbp/min on one H100). Writing the TSV is
-not included. Results: ``benchmarks/results/scan_pipeline.json``; run it on an idle machine.
+not included. Results: ``scan_pipeline.json`` in ``benchmarks/results/<date>_<machine>/``; run it on an idle machine.
 """
 
 from __future__ import annotations
@@ -31,19 +31,19 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks.genome_scale import RESULTS, WINDOW_BP, machine  # noqa: E402
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
+from benchmarks.genome_scale import WINDOW_BP, machine  # noqa: E402
 from bigbird_dna.inference.scan import combine_strands, score_windows  # noqa: E402
 from bigbird_dna.inference.windows import iter_windows  # noqa: E402
-from bigbird_dna.runtime.atomic import write_text_atomic  # noqa: E402
 from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer  # noqa: E402
-
 
 
 def bpe_tokenizer(vocab_size: int = 4096):
     """A BPE tokenizer trained on the bundled H. pylori genome (10-kbp chunks), as a run trains one."""
     from bigbird_dna.tokenizer import train_bpe_tokenizer
 
-    genome = "".join(line.strip() for line in open(REPO / "sample_data" / "h_pylori_F32.fa") if not line.startswith(">"))
+    fasta = REPO / "sample_data" / "h_pylori_F32.fa"
+    genome = "".join(line.strip() for line in open(fasta) if not line.startswith(">"))
     return train_bpe_tokenizer([genome[i:i + 10_000] for i in range(0, len(genome), 10_000)], vocab_size=vocab_size,
                                max_token_length=16)
 
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[16, 256])
     parser.add_argument("--tokenizers", nargs="+", choices=sorted(TOKENIZERS), default=["char"])
     parser.add_argument("--workers", type=int, nargs="+", default=[0], help="tokenizer processes (0: a thread)")
-    parser.add_argument("--out", default=str(RESULTS / "scan_pipeline.json"))
+    add_out_argument(parser, "scan_pipeline")
     args = parser.parse_args(argv)
     before = machine()
     with tempfile.TemporaryDirectory() as tmp:
@@ -102,8 +102,7 @@ def main(argv: list[str] | None = None) -> Path:
               "size_mbp": args.size_mbp, "window_bp": WINDOW_BP, "stride_bp": WINDOW_BP, "strands": "both",
               "runs": runs, "torch_threads": torch.get_num_threads(),
               "machine_before": before, "machine_after": machine()}
-    path = Path(args.out)
-    write_text_atomic(path, json.dumps(result, indent=2) + "\n")
+    path = write_json(args.out or default_out("scan_pipeline"), {**result, "command": script_command(__file__, argv)})
     print(json.dumps(runs, indent=1))
     return path
 

@@ -10,7 +10,7 @@ Each thread count runs in its own child process, because the Rust thread pool is
 ``RAYON_NUM_THREADS``, when ``tokenizers`` first uses it. CPU-time Mbp/s is the number to trust on a
 shared machine. Target: >= 2 Mbp/s on one core.
 
-    python benchmarks/tokenizer.py --out benchmarks/results/tokenizer.json
+    python benchmarks/tokenizer.py   # benchmarks/results/<date>_<machine>/tokenizer.json
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
+
 TARGET_MBPS = 2.0
 
 
@@ -43,7 +47,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=os.cpu_count(),
                         help="threads for the multi-thread run (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3, help="timing repeats, best kept (default: %(default)s)")
-    parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    add_out_argument(parser, "tokenizer")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
@@ -114,17 +118,17 @@ def main(argv: list[str] | None = None) -> None:
           f"{'batch 1 thr':>12} {f'batch {args.threads} thr':>12}   Mbp/s")
     for a, b in zip(one, many):
         print(f"{a['window_bp']:>10,} {a['windows']:>8} {a['bp_per_token']:>9.3f} "
-              f"{a['encode_mbps_wall']:>14.2f} {a['encode_mbps_cpu']:>11.2f} {a['encode_batch_mbps_wall']:>12.2f} {b['encode_batch_mbps_wall']:>12.2f}")
+              f"{a['encode_mbps_wall']:>14.2f} {a['encode_mbps_cpu']:>11.2f} {a['encode_batch_mbps_wall']:>12.2f} "
+              f"{b['encode_batch_mbps_wall']:>12.2f}")
     slowest = min(r["encode_mbps_cpu"] for r in one)
     print(f"target >= {TARGET_MBPS} Mbp/s on one core (CPU time, slowest window): "
           f"{'met' if slowest >= TARGET_MBPS else 'MISSED'} ({slowest:.2f})")
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"fasta": str(args.fasta), "tokenizer": str(args.tokenizer or "trained"),
-                                        "vocab_size": args.vocab_size if train_s else None,
-                                        "max_token_length": args.max_token_length if train_s else None,
-                                        "train_s": train_s, "batch_size": args.batch_size, "threads": args.threads,
-                                        "single_thread": one, "multi_thread": many}, indent=2))
+    write_json(args.out or default_out("tokenizer"), {
+        "fasta": str(args.fasta), "tokenizer": str(args.tokenizer or "trained"),
+        "vocab_size": args.vocab_size if train_s else None,
+        "max_token_length": args.max_token_length if train_s else None, "train_s": train_s,
+        "batch_size": args.batch_size, "threads": args.threads, "single_thread": one, "multi_thread": many,
+        "command": script_command(__file__, argv)})
 
 
 if __name__ == "__main__":

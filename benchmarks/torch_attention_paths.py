@@ -1,17 +1,18 @@
 """The PyTorch attention backend's two paths side by side: where the dense path pays.
 
-    python benchmarks/torch_attention_paths.py
+    python benchmarks/torch_attention_paths.py [--out PATH]
 
 For BigBird layouts (``bigbird_itc``, 4 heads, head dim 32, fp32, CPU) at several lengths, so at
 several shares of the block grid, times ``torch_block_sparse_attention`` with ``method="gather"``
 and ``method="dense"`` in one process: forward (inference mode) and forward+backward, median of 5.
 ``DENSE_MIN_DENSITY`` in ``bigbird_dna/attention/torch_backend.py`` comes from these ratios.
-Results: ``benchmarks/results/torch_attention_paths.json``; run it on an idle machine.
+Results: ``torch_attention_paths.json`` in ``benchmarks/results/<date>_<machine>/``; run it on an
+idle machine.
 """
 
 from __future__ import annotations
 
-import json
+import argparse
 import statistics
 import sys
 import time
@@ -21,9 +22,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.genome_scale import RESULTS, machine  # noqa: E402
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
+from benchmarks.genome_scale import machine  # noqa: E402
 from bigbird_dna.attention import layout_for, num_blocks_for, torch_block_sparse_attention  # noqa: E402
-from bigbird_dna.runtime.atomic import write_text_atomic  # noqa: E402
 from bigbird_dna.runtime.malloc import keep_freed_memory  # noqa: E402
 
 CASES = [(32, 502, 16), (32, 1024, 8), (32, 2048, 4), (64, 2048, 4), (32, 4096, 2)]  # (block, tokens, batch)
@@ -39,7 +40,10 @@ def median_ms(fn, repeats: int = 5) -> float:
     return round(1e3 * statistics.median(times), 2)
 
 
-def main() -> Path:
+def main(argv: list[str] | None = None) -> Path:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_out_argument(parser, "torch_attention_paths")
+    args = parser.parse_args(argv)
     keep_freed_memory()  # as predict does
     torch.manual_seed(0)
     rows = []
@@ -58,15 +62,14 @@ def main() -> Path:
             row[f"{method}_forward_backward_ms"] = median_ms(
                 lambda method=method: torch_block_sparse_attention(q, k, v, layout, method=method).sum().backward())
         row["dense_speedup_forward"] = round(row["gather_forward_ms"] / row["dense_forward_ms"], 2)
-        row["dense_speedup_forward_backward"] = round(row["gather_forward_backward_ms"] / row["dense_forward_backward_ms"], 2)
+        row["dense_speedup_forward_backward"] = round(
+            row["gather_forward_backward_ms"] / row["dense_forward_backward_ms"], 2)
         rows.append(row)
         print(row, flush=True)
-    path = RESULTS / "torch_attention_paths.json"
     result = {"benchmark": "torch_attention_paths", "preset": "bigbird_itc", "heads": 4, "head_dim": 32,
               "dtype": "fp32", "device": "cpu", "threads": torch.get_num_threads(), "runs": rows,
-              "machine_before": before, "machine_after": machine()}
-    write_text_atomic(path, json.dumps(result, indent=2) + "\n")
-    return path
+              "machine_before": before, "machine_after": machine(), "command": script_command(__file__, argv)}
+    return write_json(args.out or default_out("torch_attention_paths"), result)
 
 
 if __name__ == "__main__":

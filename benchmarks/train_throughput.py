@@ -2,14 +2,15 @@
 
 One training step is what ``python -m bigbird_dna.train`` runs per batch, without the data loader:
 bf16 autocast (Lightning's ``bf16-mixed``: fp32 weights), the encoder on a full-length batch
-without a padding mask (as training passes full batches), the MLM loss on the 15% masked positions (``MLMTask._masked_loss``),
-backward, fused AdamW step. Inputs are random token ids (throughput does not depend on them).
+without a padding mask (as training passes full batches), the MLM loss on the 15% masked positions
+(``MLMTask._masked_loss``), backward, fused AdamW step. Inputs are random token ids (throughput
+does not depend on them).
 
 Timing: ``--warmup`` untimed steps, then ``--repeats`` x ``--steps`` steps (at least 3 x 50 on a
 GPU), each step CUDA-synchronised; the step time is the median of the repeats' median steps
 (``timing.repeat_stats``: every repeat's median and the spread are recorded too). MFU:
-``benchmarks/mfu.py`` (6 x non-embedding parameters x tokens + block-sparse attention FLOPs, over
-the GPU's dense bf16 peak by device name). Rows, in this order:
+``benchmarks/common/mfu.py`` (6 x non-embedding parameters x tokens + block-sparse attention FLOPs,
+over the GPU's dense bf16 peak by device name). Rows, in this order:
 
 - ``ours`` at equal tokens per step: T in ``--scaling-seq`` at batch ``--tokens`` / T (4K x 16,
   16K x 4, 64K x 1 = 65,536 tokens each): tokens/s at 16K and 64K over 4K compares like with
@@ -18,7 +19,8 @@ the GPU's dense bf16 peak by device name). Rows, in this order:
   ``torch.compile`` (``BigBirdEncoder.compile_layers``; ``--compile-backend``), after the eager
   scaling rows; its warm-up time includes compiling. MFU at 4K is the better of the two rows;
 - ``ours`` at ``--seq`` x ``--batch`` (4K x 4: HF's activations take 26 GiB there), per
-  ``--variants`` kernel variant (default: the default variant);
+  ``--variants`` kernel variant (default: the default variant); ``--batch 0``: none of these
+  rows, and no HF row;
 - memory rows (``checkpoint_layers``) at ``--checkpoint-seq``, batch 1, ``--memory-steps`` timed
   steps: their peak memory checks the budget in ``benchmarks/README.md``; they time nothing
   that a target reads;
@@ -26,9 +28,11 @@ the GPU's dense bf16 peak by device name). Rows, in this order:
   ``--seq`` x ``--batch``, last (the slowest row, and no target reads it). HF computes logits for
   every position (its own MLM loss), ours only for the masked ones: that is part of the comparison.
 
-``--budget-s``: a row not started within that many seconds is recorded as skipped.
+``--budget-s``: a row not started within that many seconds is recorded as skipped. Results: --out
+(default: ``benchmarks/results/<date>_<machine>/train_throughput.json``; a smoke run writes only with
+--out), rewritten after every row.
 
-    python benchmarks/train_throughput.py --out benchmarks/results/train_h100.json     # GPU
+    python benchmarks/train_throughput.py                # GPU: every row
     python benchmarks/train_throughput.py --smoke        # CPU, tiny model, torch backend
 """
 from __future__ import annotations
@@ -44,13 +48,19 @@ import torch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchmarks import mfu  # noqa: E402
-from benchmarks.harness import environment, is_gpu, sync  # noqa: E402
-from benchmarks.timing import MIN_ITERATIONS, MIN_REPEATS, repeat_stats  # noqa: E402
+from benchmarks.common import mfu  # noqa: E402
+from benchmarks.common.harness import environment, is_gpu, sync  # noqa: E402
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
+from benchmarks.common.timing import MIN_ITERATIONS, MIN_REPEATS, repeat_stats  # noqa: E402
+from benchmarks.common.train_report import markdown_table, summarise  # noqa: E402
 
 BASE = {"hidden_size": 768, "num_layers": 12, "num_heads": 12, "intermediate_size": 3072, "dropout": 0.1}
 TINY = {"hidden_size": 32, "num_layers": 2, "num_heads": 2, "intermediate_size": 64, "dropout": 0.1}
 PATTERN = {"window": 3, "num_random": 3, "global_per_end": 1}
+# a smoke run's sizes: defaults, so that options given explicitly (which rows) still apply
+SMOKE = {"seq": 128, "batch": 2, "tokens": 512, "scaling_seq": [128, 256], "checkpoint_seq": [256], "vocab_size": 64,
+         "block": 16, "warmup": 1, "steps": 1, "repeats": 1, "memory_steps": 1,
+         "compile_backend": "aot_eager"}  # aot_eager traces like Inductor, without a C++ build
 MFU_CONVENTION = ("model FLOPs per step = 6 x non-embedding parameters x tokens + batch x sum over layers of "
                   "nnz blocks x 4 b^2 d x 3.5 (forward + 2.5x backward); MFU = that / step time / dense bf16 peak")
 
@@ -58,12 +68,14 @@ MFU_CONVENTION = ("model FLOPs per step = 6 x non-embedding parameters x tokens 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seq", type=int, default=4096, help="the ours-vs-HF length (default: %(default)s)")
-    parser.add_argument("--batch", type=int, default=4, help="batch of the ours-vs-HF rows (default: %(default)s)")
+    parser.add_argument("--batch", type=int, default=4,
+                        help="batch of the ours-vs-HF rows (0: none of them; default: %(default)s)")
     parser.add_argument("--tokens", type=int, default=65536, help="tokens per step of the scaling rows (0: none)")
     parser.add_argument("--scaling-seq", type=int, nargs="*", default=[4096, 16384, 65536])
     parser.add_argument("--checkpoint-seq", type=int, nargs="*", default=[65536],
                         help="memory rows with checkpoint_layers, batch 1")
-    parser.add_argument("--variants", nargs="+", default=[None], help="our kernel variants at --seq (default: DEFAULT_OPTIONS)")
+    parser.add_argument("--variants", nargs="+", default=[None],
+                        help="our kernel variants at --seq (default: DEFAULT_OPTIONS)")
     parser.add_argument("--vocab-size", type=int, default=32000)
     parser.add_argument("--block", type=int, default=64)
     parser.add_argument("--warmup", type=int, default=3)
@@ -74,16 +86,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--no-compile", action="store_true", help="skip the ours+compile row")
     parser.add_argument("--compile-backend", default="inductor", help="torch.compile backend of ours+compile")
     parser.add_argument("--budget-s", type=float, default=None, help="skip rows not started within this many seconds")
-    parser.add_argument("--out", type=Path, default=None)
+    add_out_argument(parser, "train_throughput")
     parser.add_argument("--smoke", action="store_true",
                         help="CPU check of the script: tiny model, 128/256 tokens, torch backend, 1+1 steps")
     args = parser.parse_args(argv)
     args.shape, args.backend, args.device = BASE, "auto", "cuda"
     if args.smoke:
+        parser.set_defaults(**SMOKE)
+        args = parser.parse_args(argv)
         args.shape, args.backend, args.device = TINY, "torch", "cpu"
-        args.seq, args.batch, args.tokens, args.scaling_seq, args.checkpoint_seq = 128, 2, 512, [128, 256], [256]
-        args.vocab_size, args.block, args.warmup, args.steps, args.repeats, args.memory_steps = 64, 16, 1, 1, 1, 1
-        args.compile_backend = "aot_eager"  # traces like Inductor, without a C++ build
     elif args.steps < MIN_ITERATIONS or args.repeats < MIN_REPEATS:
         parser.error(f"--steps must be >= {MIN_ITERATIONS} and --repeats >= {MIN_REPEATS}")
     return args
@@ -181,7 +192,7 @@ def time_training(model, loss_fn, batch: dict, args, steps: int, repeats: int) -
 
 
 def add_mfu(row: dict, args, device_name: str | None) -> None:
-    """Model FLOPs per step, achieved model TFLOP/s and MFU of a timed row (``benchmarks/mfu.py``)."""
+    """Model FLOPs per step, achieved model TFLOP/s and MFU of a timed row (``benchmarks/common/mfu.py``)."""
     attention = mfu.attention_flops_per_step(row["batch"], attention_nnz_per_layer(args, row["seq"]), args.block,
                                              args.shape["hidden_size"] // args.shape["num_heads"])
     flops = mfu.model_flops_per_step(row["non_embedding_params"], row["tokens_per_step"], attention)
@@ -217,8 +228,7 @@ def run_row(payload: dict, name: str, build, batch: int, seq: int, args, role: s
     payload["results"].append(row)
     payload["summary"] = summarise(payload["results"])
     if args.out:  # after every row, so a run cut short keeps what it measured
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(payload, indent=2, default=str))
+        write_json(args.out, payload)
 
 
 def set_kernel_variant(name: str | None) -> None:
@@ -230,46 +240,6 @@ def set_kernel_variant(name: str | None) -> None:
     triton_kernels.DEFAULT_OPTIONS = triton_kernels.VARIANTS[name]
 
 
-def summarise(rows: list[dict]) -> dict:
-    """Ratios the rows give: tokens/s of each longer equal-tokens row over the shortest one's, and
-    ours over HF at the comparison rows (the best variant of ours); compiled over eager at the
-    shortest equal-tokens length."""
-    done = [r for r in rows if "tokens_per_s" in r]
-    summary: dict = {}
-    scaling = sorted((r for r in done if r["role"] == "scaling" and r["method"] == "ours"), key=lambda r: r["seq"])
-    if scaling:
-        base = scaling[0]
-        summary["scaling_base"] = {"seq": base["seq"], "batch": base["batch"], "tokens_per_step": base["tokens_per_step"]}
-        for r in scaling[1:]:
-            summary[f"tokens_per_s_{r['seq']}_over_{base['seq']}"] = r["tokens_per_s"] / base["tokens_per_s"]
-        compiled = [r for r in done if r["method"] == "ours+compile" and r["seq"] == base["seq"]]
-        if compiled:
-            summary["compiled_over_eager_tokens_per_s"] = compiled[0]["tokens_per_s"] / base["tokens_per_s"]
-    ours = [r for r in done if r["role"] == "vs_hf" and r["method"] == "ours"]
-    hf = [r for r in done if r["role"] == "vs_hf" and r["method"] == "hf"]
-    if ours and hf:
-        best = max(ours, key=lambda r: r["tokens_per_s"])
-        summary["best_variant_vs_hf"] = best.get("variant")
-        summary["ours_over_hf_tokens_per_s"] = best["tokens_per_s"] / hf[0]["tokens_per_s"]
-    return summary
-
-
-def markdown_table(rows: list[dict]) -> str:
-    lines = ["| method | role | variant | ckpt | B | T | tokens/s | step ms | spread % | MFU % | peak GiB |",
-             "|" + "---|" * 11]
-    fmt = lambda x, spec: "-" if x is None else format(x, spec)  # noqa: E731
-    for r in rows:
-        lead = (f"| {r['method']} | {r['role']} | {r.get('variant') or '-'} | {r.get('checkpoint_layers', '-')} "
-                f"| {r['batch']} | {r['seq']} ")
-        if "skipped" in r:
-            lines.append(f"{lead}| skipped: {r['skipped']} |||||")
-            continue
-        mfu_pct = None if r.get("mfu") is None else 100 * r["mfu"]
-        lines.append(f"{lead}| {r['tokens_per_s']:.0f} | {r['step_ms']:.1f} | {r['timing']['spread_pct']:.1f} "
-                     f"| {fmt(mfu_pct, '.1f')} | {fmt(r['peak_gib'], '.1f')} |")
-    return "\n".join(lines)
-
-
 def main(argv=None) -> dict:
     args = parse_args(argv)
     args.started = time.monotonic()
@@ -279,7 +249,9 @@ def main(argv=None) -> dict:
     payload = {"benchmark": "train_throughput", "smoke": args.smoke, "commit": env["commit"], "dirty": env["dirty"],
                "git_status": env["git_status"], "environment": env, "model": args.shape,
                "vocab_size": args.vocab_size, "steps": args.steps, "repeats": args.repeats,
-               "mfu_convention": MFU_CONVENTION, "results": [], "summary": {}}
+               "mfu_convention": MFU_CONVENTION, "command": script_command(__file__, argv), "results": [],
+               "summary": {}}
+    args.out = args.out or (None if args.smoke else default_out("train_throughput", env))
     variants = [None]  # off CUDA the torch backend runs: no kernel variant
     if is_gpu(args.device):
         from benchmarks.attention import default_variant_name
@@ -294,8 +266,9 @@ def main(argv=None) -> dict:
     if args.tokens and not args.no_compile and args.tokens // args.scaling_seq[0]:
         seq = args.scaling_seq[0]
         run_row(payload, "ours+compile", lambda: ours_loss(args, seq, False, compiled=True), args.tokens // seq,
-                seq, args, "scaling", variant=variants[0], checkpoint_layers=False, compile_backend=args.compile_backend)
-    for variant in variants:
+                seq, args, "scaling", variant=variants[0], checkpoint_layers=False,
+                compile_backend=args.compile_backend)
+    for variant in variants if args.batch else []:
         set_kernel_variant(variant)
         run_row(payload, "ours", lambda: ours_loss(args, args.seq, False), args.batch, args.seq, args, "vs_hf",
                 variant=variant, checkpoint_layers=False)
@@ -303,7 +276,7 @@ def main(argv=None) -> dict:
     for seq in args.checkpoint_seq:  # short: before HF's 40 s, which reads no target
         run_row(payload, "ours", lambda seq=seq: ours_loss(args, seq, True), 1, seq, args, "memory",
                 memory_row=True, variant=variants[0], checkpoint_layers=True)
-    if not args.no_hf:
+    if args.batch and not args.no_hf:
         run_row(payload, "hf", lambda: hf_loss(args, args.seq), args.batch, args.seq, args, "vs_hf")
     print(markdown_table(payload["results"]) + "\n\n" + json.dumps(payload["summary"]))
     return payload

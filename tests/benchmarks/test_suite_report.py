@@ -1,13 +1,8 @@
 """The suite's merge step reads what a step left, also when the step was cut by its timeout."""
 import json
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
-from benchmarks.gpu_suite_report import count_test_outcomes, merge  # noqa: E402
-from benchmarks.targets import NOT_MEASURED, TARGETS  # noqa: E402
+from benchmarks.common.gpu_suite_report import count_test_outcomes, merge
+from benchmarks.common.targets import NOT_MEASURED, TARGETS
 
 
 def row(method, seq, ms, **extra):
@@ -34,12 +29,13 @@ def test_outcomes_are_counted_from_an_xdist_log(tmp_path):
 
 
 def test_merge_keeps_the_steps_that_finished_and_records_the_tree_and_the_targets(tmp_path):
-    (tmp_path / "steps.tsv").write_text("env\t0\t3\nattention\t124\t215\n")
+    (tmp_path / "steps.tsv").write_text("env\t0\t3\t15\nattention\t124\t180\t175\n")
     (tmp_path / "git.json").write_text(json.dumps({"commit": "abc", "dirty": True, "git_status": "?? stray.txt"}))
     (tmp_path / "env.json").write_text(json.dumps({"device": "NVIDIA H100", "commit": "abc", "versions": {}}))
     (tmp_path / "attention.json").write_text(json.dumps({"commit": "def", "results": [row("triton:loop", 4096, 1.0)]}))
-    merged = json.loads(merge(tmp_path, "2026-01-01-0000", dry_run=True).read_text())
+    merged = json.loads(merge(tmp_path, "2026-01-01-0000", dry_run=True, call={"profile": "default"}).read_text())
     assert [s["timed_out"] for s in merged["steps"]] == [False, True]
+    assert [s["limit_s"] for s in merged["steps"]] == [15, 175] and merged["call"] == {"profile": "default"}
     assert merged["attention"]["results"][0]["method"] == "triton:loop" and merged["train"] is None
     assert (merged["commit"], merged["dirty"], merged["git_status"]) == ("abc", True, "?? stray.txt")
     assert merged["other_commit_in"] == ["attention"]  # a step file from another commit is named

@@ -25,7 +25,7 @@ def repo(tmp_path):
         pytest.skip("needs git")
     root = tmp_path / "repo"
     shutil.copytree(REPO / "benchmarks", root / "benchmarks", ignore=shutil.ignore_patterns("results", "__pycache__"))
-    (root / ".gitignore").write_text("__pycache__/\n.whl/\n")
+    shutil.copy(REPO / ".gitignore", root / ".gitignore")  # .whl/ and outputs/ among what git ignores
     git(root, "init", "-q")
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "benchmarks")
@@ -35,8 +35,8 @@ def repo(tmp_path):
 def suite(repo: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "OUT": str(out), "PYTHON": sys.executable}
     env.pop("SUITE_GIT_STATE", None)
-    return subprocess.run(["bash", "benchmarks/gpu_suite.sh", *flags], check=False, cwd=repo, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(["bash", "benchmarks/gpu_suite.sh", *flags], check=False, cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300)
 
 
 def test_a_dirty_tree_is_refused_with_one_error_line(repo, tmp_path):
@@ -51,13 +51,11 @@ def test_a_dirty_tree_is_refused_with_one_error_line(repo, tmp_path):
 
 def test_allow_dirty_and_dry_run_flag_every_result_file(repo, tmp_path):
     (repo / "stray.txt").write_text("uncommitted\n")
-    # the dry run first: the other copies its merged file into benchmarks/results/, another change
     for flags in (["--dry-run"], ["--allow-dirty"]):
         out = tmp_path / flags[0].strip("-")
         result = suite(repo, out, *flags, "--only", "env")
         assert result.returncode == 0, result.stderr[-3000:]
-        files = [out / "git.json", out / "env.json", *out.glob("gpu-*.json")]
-        assert len(files) == 3
+        files = [out / "git.json", out / "env.json", out / "gpu_suite.json"]
         for path in files:
             record = json.loads(path.read_text())
             assert record["dirty"] is True and record["git_status"] == "?? stray.txt", path
@@ -65,13 +63,17 @@ def test_allow_dirty_and_dry_run_flag_every_result_file(repo, tmp_path):
         assert [s["step"] for s in json.loads(files[2].read_text())["steps"]] == ["env"]
 
 
-def test_a_clean_tree_runs_and_its_own_output_folder_does_not_make_it_dirty(repo):
-    out = repo / "benchmarks" / "results" / "suite-test"  # the default place, inside the tree
-    result = suite(repo, out, "--only", "env")
-    assert result.returncode == 0, result.stderr[-3000:]
-    merged = json.loads(next(out.glob("gpu-*.json")).read_text())
-    assert merged["dirty"] is False and merged["git_status"] == ""
-    assert json.loads((out / "env.json").read_text())["dirty"] is False
+def test_a_clean_tree_runs_and_neither_its_output_folder_nor_its_results_make_it_dirty(repo):
+    """The second call of a GPU window finds the first call's output folder and results file."""
+    for call in ("first", "second"):
+        out = repo / "outputs" / "gpu_suite" / call  # inside the tree, as the default is
+        result = suite(repo, out, "--only", "env")
+        assert result.returncode == 0, result.stderr[-3000:]
+        merged = json.loads((out / "gpu_suite.json").read_text())
+        assert merged["dirty"] is False and merged["git_status"] == ""
+        assert json.loads((out / "env.json").read_text())["dirty"] is False
+    copies = list((repo / "benchmarks" / "results").glob("*_*/gpu_suite-*.json"))
+    assert copies and json.loads(copies[0].read_text())["commit"] == merged["commit"]
 
 
 def test_unknown_arguments_and_steps_are_usage_errors(repo, tmp_path):
@@ -81,7 +83,7 @@ def test_unknown_arguments_and_steps_are_usage_errors(repo, tmp_path):
 
 
 def provenance(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "benchmarks/provenance.py", *args], check=False, cwd=repo,
+    return subprocess.run([sys.executable, "-m", "benchmarks.common.provenance", *args], check=False, cwd=repo,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -98,12 +100,12 @@ def test_a_manifest_vouches_for_a_copy_whose_git_metadata_is_gone_or_stale(repo,
     recorded = json.loads(state.read_text())
     assert recorded["commit"] == commit and not recorded["dirty"] and recorded["verified_by"].startswith("manifest")
 
-    with open(copy / "benchmarks" / "timing.py", "a") as changed:
+    with open(copy / "benchmarks" / "common" / "timing.py", "a") as changed:
         changed.write("# edited on the device\n")
     refused = provenance(copy, "check", str(state))
     lines = refused.stderr.strip().splitlines()
-    assert refused.returncode == 2 and len(lines) == 1 and "benchmarks/timing.py" in lines[0]
-    assert "provenance.py manifest" in lines[0]
+    assert refused.returncode == 2 and len(lines) == 1 and "benchmarks/common/timing.py" in lines[0]
+    assert "benchmarks.common.provenance manifest" in lines[0]
 
     (repo / "stray.txt").write_text("uncommitted\n")  # no manifest for a dirty tree
     refused = provenance(repo, "manifest")

@@ -3,8 +3,8 @@ IQR) and model-FLOPs utilisation. No timing is asserted."""
 import pytest
 import torch
 
-from benchmarks import mfu
-from benchmarks.timing import bench, repeat_stats
+from benchmarks.common import mfu
+from benchmarks.common.timing import bench, repeat_stats
 
 
 def test_the_reported_figure_is_the_median_of_the_repeat_medians():

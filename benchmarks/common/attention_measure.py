@@ -21,8 +21,8 @@ import time
 
 import torch
 
-from benchmarks.harness import is_gpu, peak_mib, relative_error, sync, wall_s
-from benchmarks.timing import bench, capture
+from benchmarks.common.harness import is_gpu, peak_mib, relative_error, sync, wall_s
+from benchmarks.common.timing import bench, capture, host_ms
 
 NAMES = ("out", "dq", "dk", "dv")
 SLOW_CALL_MS = 20.0  # a step slower than this (dense attention at 64K) is timed whole, not in parts
@@ -83,7 +83,8 @@ def release(device) -> None:
 
 def measure_eager(attn, q, k, v, grad_out, iterations: int, repeats: int, whole_above_ms: float | None = None) -> dict:
     """Eager ``fwd``, ``bwd`` (of a retained graph) and ``fwd_bwd`` timings (each a
-    ``timing.repeat_stats`` dict), their medians as ``*_ms``, and the peak MiB of one step.
+    ``timing.repeat_stats`` dict), their medians as ``*_ms``, the host time per forward+backward
+    (``host_ms``, ``timing.host_ms``; CUDA only) and the peak MiB of one step.
 
     With ``whole_above_ms``, a step slower than that is timed whole only (``fwd_ms`` and
     ``bwd_ms`` None): dense attention at 64K takes 100-400 ms a step. Off CUDA each is one call
@@ -110,6 +111,7 @@ def measure_eager(attn, q, k, v, grad_out, iterations: int, repeats: int, whole_
         row["timing"]["bwd"] = bench(lambda: out.backward(grad_out, retain_graph=True), grad_to_none=leaves, **timing)
         del out  # free the retained graph
     row["timing"]["fwd_bwd"] = bench(whole, grad_to_none=leaves, **timing)
+    row["host_ms"] = host_ms(whole, device, iterations, grad_to_none=leaves)
     for x in leaves:
         x.grad = None
     row.update({f"{part}_ms": (row["timing"][part]["ms"] if part in row["timing"] else None)

@@ -21,8 +21,8 @@ import dataclasses
 
 import torch
 
-from benchmarks.attention_measure import SLOW_CALL_MS, errors, gate_against, release
-from benchmarks.harness import is_gpu, wall_s
+from benchmarks.common.attention_measure import SLOW_CALL_MS, errors, gate_against, release
+from benchmarks.common.harness import is_gpu, wall_s
 
 
 def block_table(layout) -> torch.Tensor:

@@ -2,21 +2,22 @@
 
 A number only holds up if it can be tied to code. :func:`git_state` reads ``git rev-parse HEAD``
 and ``git status --porcelain``; paths that are benchmark outputs, never code, do not count as
-dirty: the git-ignored wheel folder ``.whl/`` and the GPU suite's output folders
-(``benchmarks/results/suite-*``, and ``$OUT`` when it lies inside the repository).
+dirty: the git-ignored wheel folder ``.whl/``, result files (``benchmarks/results/``: the GPU
+suite's first call writes one before its second call checks the tree) and ``$OUT`` when it lies
+inside the repository.
 
 The GPU suite checks the tree once, before its first step, and every step reads that record
 (``SUITE_GIT_STATE`` names the file) instead of looking again: the steps themselves write files.
 
-A device machine gets a copy of the working tree whose git metadata need not match it (a run once
-recorded an older commit than the code it ran). So, before a device call, ``manifest`` writes
-``.whl/tree.json`` (the wheel folder travels with the call): the commit and the git blob hash of
+A GPU machine may get a copy of the working tree whose git metadata is missing or does not match
+it (a run once recorded an older commit than the code it ran). So, before copying, ``manifest`` writes
+``.whl/tree.json`` (the wheel folder is copied with the tree): the commit and the git blob hash of
 every tracked file, refusing a dirty tree. Where that file exists, ``check`` verifies each tracked
 file's content against it instead of asking git; a file that differs or is missing makes the tree
 dirty (files the commit does not track are not seen).
 
-    python benchmarks/provenance.py manifest          # here, after the last commit, before the call
-    python benchmarks/provenance.py check OUT/git.json [--allow-dirty] [--ignore PATH ...]
+    python -m benchmarks.common.provenance manifest      # here, after the last commit, before copying
+    python -m benchmarks.common.provenance check OUT/git.json [--allow-dirty] [--ignore PATH ...]
 
 ``check`` writes the record and exits 0 on a clean tree; on a dirty one it prints one ``error:``
 line and exits 2, unless ``--allow-dirty`` is given (then the record says ``"dirty": true`` with
@@ -32,14 +33,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from benchmarks.common import REPO
+
 # benchmark outputs, not code: never make a tree dirty
-OUTPUT_PREFIXES = (".whl/", "benchmarks/results/suite-")
+OUTPUT_PREFIXES = (".whl/", "benchmarks/results/")
 STATE_ENV = "SUITE_GIT_STATE"
 
 
 def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    # read-only commands: a copy owned by another user (a device machine) is still this repository
+    # read-only commands: a copy owned by another user (on a GPU machine) is still this repository
     return subprocess.run(["git", "-c", "safe.directory=*", *args], check=False, cwd=repo, capture_output=True,
                           text=True, timeout=60)
 
@@ -139,8 +141,8 @@ def dirty_error(state: dict) -> str:
     paths = [porcelain_path(line) for line in state["git_status"].splitlines()]
     if state.get("verified_by", "").startswith("manifest"):
         return (f"error: {len(paths)} tracked files differ from the manifest of commit {state['commit'][:12]} "
-                f"({', '.join(paths[:3])}): run 'python benchmarks/provenance.py manifest' after the last commit, "
-                "or pass --allow-dirty to run anyway with every result flagged dirty")
+                f"({', '.join(paths[:3])}): run 'python -m benchmarks.common.provenance manifest' after the last "
+                "commit, or pass --allow-dirty to run anyway with every result flagged dirty")
     if state["commit"] is None:
         return (f"error: cannot tell which commit would be measured ({state['git_status']}); "
                 "pass --allow-dirty to run anyway with every result flagged dirty")
@@ -152,7 +154,7 @@ def dirty_error(state: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("manifest", help=f"write {MANIFEST.relative_to(REPO)} for a device call; refuse a dirty tree")
+    sub.add_parser("manifest", help=f"write {MANIFEST.relative_to(REPO)} for a copy of the tree; refuse a dirty tree")
     check = sub.add_parser("check", help="record the tree in PATH; refuse a dirty one")
     check.add_argument("path", type=Path)
     check.add_argument("--allow-dirty", action="store_true")

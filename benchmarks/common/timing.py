@@ -7,7 +7,8 @@ reported), every repeat's median, their min and max and relative spread, and the
 range of all timed calls. Off CUDA (smoke and dry runs) ``fn`` is called once: it checks the
 script, not the speed.
 
-CUDA-graph replays (:func:`capture`) give the GPU time of a step with no host in the way.
+CUDA-graph replays (:func:`capture`) give the GPU time of a step with no host in the way, and
+:func:`host_ms` the host's: the wall time per call of calls issued back to back.
 """
 from __future__ import annotations
 
@@ -90,6 +91,22 @@ def bench(fn, device, iterations: int = MIN_ITERATIONS, repeats: int = MIN_REPEA
     begin = time.perf_counter()
     fn()
     return repeat_stats([[(time.perf_counter() - begin) * 1e3]])
+
+
+def host_ms(fn, device="cuda", iterations: int = MIN_ITERATIONS, grad_to_none=None) -> float:
+    """Host milliseconds per call of ``fn`` on a CUDA device: ``iterations`` calls issued back to
+    back after a synchronisation, timed on the host clock without waiting for the GPU (Python,
+    autograd, allocation and launches). Where the GPU is the slower side the launch queue can fill
+    and this reads up to the GPU time; ``grad_to_none`` as in :func:`time_cuda`."""
+    torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    for _ in range(iterations):
+        for x in grad_to_none or ():
+            x.grad = None
+        fn()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize(device)
+    return elapsed * 1e3 / iterations
 
 
 def capture(step, device="cuda"):

@@ -1,13 +1,15 @@
 """The two non-benchmark steps of ``benchmarks/gpu_suite.sh``: the machine record and the merge.
 
-    python benchmarks/gpu_suite_report.py env OUT/env.json [--dry-run]
-    python benchmarks/gpu_suite_report.py merge OUT --stamp 2026-01-01-1200 [--dry-run]
+    python -m benchmarks.common.gpu_suite_report env OUT/env.json [--dry-run]
+    python -m benchmarks.common.gpu_suite_report merge OUT --stamp 2026-01-01-1200 [--dry-run] \
+        [--profile default --budget-s 510 --elapsed-s 480]
 
 ``merge`` reads ``OUT/git.json`` (the commit and dirty flag the suite recorded before its first
-step), ``OUT/steps.tsv`` (step, exit status, seconds), every step's JSON (and the -v log of the
-tests), writes ``OUT/gpu-<stamp>.json`` (copied to ``benchmarks/results/`` outside a dry run) with
-device, versions, clocks, commit and dirty flag, and prints a short table: one line per step, the
-attention and training figures, then the target table (``targets.py``: each of the issue's
+step), ``OUT/steps.tsv`` (step, exit status, seconds, limit), every step's JSON (and the -v log of the
+tests), writes ``OUT/gpu_suite.json`` with device, versions, clocks, commit and dirty flag (outside
+a dry run also ``benchmarks/results/<date>_<machine>/gpu_suite-<HHMM>.json``, date and time from
+the stamp), and prints a short table: one line per step, the attention and training figures, then
+the target table (``targets.py``: each of the issue's
 targets met, not met or not measured), which the merged file holds too. A step that timed out
 (status 124) or failed keeps whatever JSON it wrote before.
 """
@@ -17,14 +19,10 @@ import argparse
 import importlib.util
 import json
 import re
-import shutil
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from benchmarks.targets import markdown, target_table  # noqa: E402
+from benchmarks.common.results import results_dir, write_json
+from benchmarks.common.targets import markdown, target_table
 
 # The runtime dependencies bigbird_dna imports (pyproject), by import name.
 RUNTIME_MODULES = ("torch", "triton", "lightning", "hydra", "omegaconf", "antlr4", "tokenizers", "pyfaidx", "Bio",
@@ -38,7 +36,7 @@ TEST_LINE = re.compile(rf"^(?P<id>\S+::\S+)\s+(?P<outcome>{OUTCOME})"
 def write_env(path: Path, dry_run: bool) -> None:
     import torch
 
-    from benchmarks.harness import environment
+    from benchmarks.common.harness import environment
 
     device = "cuda" if torch.cuda.is_available() and not dry_run else "cpu"
     env = environment(device)
@@ -69,7 +67,8 @@ def count_test_outcomes(log: Path) -> dict:
 
 
 def attention_lines(data: dict | None) -> list[str]:
-    """Per (B, T, mask): each timed row's eager and CUDA-graph fwd+bwd, spread and TFLOP/s."""
+    """Per (B, T, mask): each timed row's eager and CUDA-graph fwd+bwd, spread, host time per call
+    and TFLOP/s."""
     lines = []
     for r in (data or {}).get("results", []):
         head = f"B={r['batch']} T={r['seq']}{' mask' if r.get('key_padding_mask') else ''} {r['method']}"
@@ -82,23 +81,28 @@ def attention_lines(data: dict | None) -> list[str]:
         tflops = (f", fwd {r['fwd_tflops']:.0f} / bwd {r['bwd_tflops']:.0f} TFLOP/s"
                   if r.get("fwd_tflops") and r.get("bwd_tflops") else "")
         spread = "" if spread is None else f" (spread {spread:.1f}%)"
-        lines.append(f"{head}: eager {r['fwd_bwd_ms']:.3f} ms{spread}{graph}{tflops}")
+        host = f", host {r['host_ms']:.3f} ms/call" if r.get("host_ms") else ""
+        lines.append(f"{head}: eager {r['fwd_bwd_ms']:.3f} ms{spread}{graph}{host}{tflops}")
     return lines
 
 
 # The steps' result files (``<name>.json`` under the suite's $OUT); absent ones merge as None.
-STEP_FILES = ("attention", "attention_mask", "train", "promoter_scan", "attention_variants")
+STEP_FILES = ("attention", "train", "promoter_scan", "attention_dense", "attention_mask", "attention_more",
+              "train_all", "attention_variants")
+ATTENTION_FILES = tuple(name for name in STEP_FILES if name.startswith("attention"))
 
 
-def merge(out: Path, stamp: str, dry_run: bool) -> Path:
+def merge(out: Path, stamp: str, dry_run: bool, call: dict | None = None) -> Path:
+    """The merged file of a suite call in ``out``; ``call``: its profile, budget and seconds so far."""
     steps = []
     for line in (out / "steps.tsv").read_text().splitlines() if (out / "steps.tsv").exists() else []:
-        name, rc, seconds = line.split("\t")
-        steps.append({"step": name, "exit_status": int(rc), "timed_out": rc in ("124", "137"), "seconds": int(seconds)})
+        name, rc, seconds, limit = line.split("\t")
+        steps.append({"step": name, "exit_status": int(rc), "timed_out": rc in ("124", "137"),
+                      "seconds": int(seconds), "limit_s": int(limit)})
     env = read_json(out / "env.json") or {}
     tree = read_json(out / "git.json") or {"commit": env.get("commit"), "dirty": env.get("dirty"),
                                            "git_status": env.get("git_status")}
-    results = {"suite": "benchmarks/gpu_suite.sh", "dry_run": dry_run, "stamp": stamp,
+    results = {"suite": "benchmarks/gpu_suite.sh", "dry_run": dry_run, "stamp": stamp, "call": call or {},
                "commit": tree.get("commit"), "dirty": tree.get("dirty"), "git_status": tree.get("git_status"),
                "device": env.get("device"), "versions": env.get("versions"),
                "clocks_and_power": env.get("nvidia_smi_gpu"), "environment": env, "steps": steps,
@@ -107,14 +111,13 @@ def merge(out: Path, stamp: str, dry_run: bool) -> Path:
         results[name] = read_json(out / f"{name}.json")
     results["other_commit_in"] = [name for name in STEP_FILES
                                    if (results[name] or {}).get("commit") not in (None, results["commit"])]
-    results["target_table"] = target_table(results["attention"], results["train"], results["promoter_scan"])
-    path = out / f"gpu-{stamp}{'-dryrun' if dry_run else ''}.json"
-    path.write_text(json.dumps(results, indent=2, default=str))
-    if not dry_run:
-        (REPO / "benchmarks" / "results").mkdir(exist_ok=True)
-        shutil.copy(path, REPO / "benchmarks" / "results" / path.name)
+    results["target_table"] = target_table(results)
+    path = write_json(out / "gpu_suite.json", results)
     print_table(results)
     print(f"wrote {path}")
+    if not dry_run:
+        day, time = stamp[:10], stamp[11:]
+        print(f"wrote {write_json(results_dir(env, day) / f'gpu_suite-{time}.json', results)}")
     return path
 
 
@@ -122,15 +125,17 @@ def print_table(results: dict) -> None:
     dirty = "DIRTY tree (results flagged)" if results["dirty"] else "clean tree"
     print(f"\n{results['device']}  commit {str(results['commit'])[:10]} ({dirty})  {results['versions']}")
     print(f"clocks/power: {results['clocks_and_power']}")
-    print("| step | status | s |\n|---|---|---|")
+    print(f"call: {results['call']}")
+    print("| step | status | s | limit s |\n|---|---|---|---|")
     for s in results["steps"]:
         status = "timed out" if s["timed_out"] else "ok" if s["exit_status"] == 0 else f"exit {s['exit_status']}"
-        print(f"| {s['step']} | {status} | {s['seconds']} |")
+        print(f"| {s['step']} | {status} | {s['seconds']} | {s['limit_s']} |")
     print(f"tests: {results['tests']['tests']} failed: {results['tests']['failed'][:10]}")
-    for line in sum((attention_lines(results[name]) for name in ("attention", "attention_mask", "attention_variants")), []):
-        print(line)
-    train = results["train"] or {}
-    for row in train.get("results", []):
+    for name in ATTENTION_FILES:
+        for line in attention_lines(results[name]):
+            print(f"{name}: {line}")
+    rows = [row for name in ("train", "train_all") for row in (results[name] or {}).get("results", [])]
+    for row in rows:
         peak = "-" if row.get("peak_gib") is None else f"{row['peak_gib']:.1f}"
         mfu = "-" if row.get("mfu") is None else f"{100 * row['mfu']:.1f}%"
         value = row.get("skipped") or (f"{row['tokens_per_s']:.0f} tok/s (spread {row['timing']['spread_pct']:.1f}%), "
@@ -154,11 +159,15 @@ def main(argv=None) -> None:
     merged.add_argument("out", type=Path)
     merged.add_argument("--stamp", required=True)
     merged.add_argument("--dry-run", action="store_true")
+    merged.add_argument("--profile", default=None, help="the call: default, extra, only or dry-run")
+    merged.add_argument("--budget-s", type=int, default=None, help="the seconds the call allows")
+    merged.add_argument("--elapsed-s", type=int, default=None, help="the call's seconds before the merge")
     args = parser.parse_args(argv)
     if args.command == "env":
         write_env(args.path, args.dry_run)
     else:
-        merge(args.out, args.stamp, args.dry_run)
+        merge(args.out, args.stamp, args.dry_run,
+              {"profile": args.profile, "budget_s": args.budget_s, "seconds_before_merge": args.elapsed_s})
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What the benchmark scripts share: first-call timing and peak memory on the device the work runs
 on, relative errors, and the record of the machine (device, versions, clocks, power limit) and of
-the tree (git commit, dirty flag: ``benchmarks/provenance.py``). Repeated timing: ``timing.py``.
+the tree (git commit, dirty flag: ``benchmarks/common/provenance.py``). Repeated timing: ``timing.py``.
 
 Every decision is taken from the device of the measured tensors, never from
 ``torch.cuda.is_available()``: a ``--smoke`` run on a GPU machine runs on CPU (the Triton
@@ -9,23 +9,19 @@ interpreter) and must not use CUDA events on it.
 from __future__ import annotations
 
 import datetime
-import json
 import importlib.metadata
 import os
 import platform
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from benchmarks.provenance import recorded_state  # noqa: E402
+from benchmarks.common import REPO
+from benchmarks.common.provenance import recorded_state
+from benchmarks.common.results import default_out, script_command, write_json
 
 
 def is_gpu(device) -> bool:
@@ -84,23 +80,30 @@ def versions() -> dict:
     return found
 
 
-def environment(device) -> dict:
-    """Date, host, the tree (``commit``, ``dirty``, ``git_status``: :func:`provenance.recorded_state`),
-    versions and, on CUDA, the GPU with its clocks and power limit."""
-    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "host": platform.node(), **recorded_state(),
-           "versions": versions(), "interpreter": os.environ.get("TRITON_INTERPRET") == "1",
-           "device_type": torch.device(device).type}
+def machine(device) -> dict:
+    """The machine of ``device``: ``device_type`` and ``device`` (the GPU's name, or the CPU's
+    architecture); on CUDA its SMs and memory, on a CPU the cores this process may use (``cpus``).
+    ``results.machine_slug`` names result folders from it."""
     if is_gpu(device):
         props = torch.cuda.get_device_properties(device)
-        env.update(device=props.name, sm_count=props.multi_processor_count,
-                   memory_gib=round(props.total_memory / 2**30, 1),
-                   sdpa_cudnn_enabled=torch.backends.cuda.cudnn_sdp_enabled(),
+        return {"device_type": "cuda", "device": props.name, "sm_count": props.multi_processor_count,
+                "memory_gib": round(props.total_memory / 2**30, 1)}
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"device_type": torch.device(device).type, "device": f"cpu ({platform.processor() or platform.machine()})",
+            "cpus": cpus}
+
+
+def environment(device) -> dict:
+    """Date, host, the tree (``commit``, ``dirty``, ``git_status``: :func:`provenance.recorded_state`),
+    versions, :func:`machine` and, on CUDA, the GPU's clocks and power limit."""
+    env = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "host": platform.node(), **recorded_state(),
+           "versions": versions(), "interpreter": os.environ.get("TRITON_INTERPRET") == "1", **machine(device)}
+    if is_gpu(device):
+        env.update(sdpa_cudnn_enabled=torch.backends.cuda.cudnn_sdp_enabled(),
                    nvidia_smi_gpu=_run(["nvidia-smi", "--format=csv", "--query-gpu=name,power.limit,power.draw,"
                                         "clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu"]),
                    nvidia_smi_q=_run(["nvidia-smi", "-q", "-d", "CLOCK,POWER,PERFORMANCE"]))
-    else:
-        env["device"] = f"cpu ({platform.processor() or platform.machine()})"
     return env
 
 
@@ -121,14 +124,16 @@ def alternating_rounds(steps: dict, rounds: int, per_round: int) -> dict[str, li
 def rounds_report(benchmark: str, timings: dict[str, list[float]], script: str, argv: list[str] | None,
                   **fields) -> dict:
     """The JSON record of an :func:`alternating_rounds` benchmark: ``fields``, each name's median
-    seconds per step (``seconds_per_step``), every round, the command and the machine."""
+    seconds per step (``seconds_per_step``), every round, the command (of ``script``, the caller's
+    ``__file__``) and the machine."""
     median = {name: statistics.median(values) for name, values in timings.items()}
     return {"benchmark": benchmark, **fields, "seconds_per_step": median, "all_rounds": timings,
-            "command": f"python benchmarks/{script} " + " ".join(sys.argv[1:] if argv is None else argv),
-            "environment": environment("cpu")}
+            "command": script_command(script, argv), "environment": environment("cpu")}
 
 
-def save_report(report: dict, out: Path | None) -> None:
-    """Write ``report`` as indented JSON to ``out`` (nothing without one)."""
-    if out:
-        out.write_text(json.dumps(report, indent=2) + "\n")
+def save_report(report: dict, out: Path | None) -> Path:
+    """Write ``report`` (its ``benchmark`` name and ``environment`` included) as JSON to ``out``, by
+    default to its place in the results layout, and say where."""
+    path = write_json(out or default_out(report["benchmark"], report["environment"]), report)
+    print(f"wrote {path}")
+    return path

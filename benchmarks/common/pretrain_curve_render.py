@@ -54,7 +54,8 @@ def status_lines(rep: dict[str, Any], exit_code: int | None = None) -> list[str]
             lines.append(f"same val bases: bidirectional k-mer (k={orders.get('markov_bidirectional_order')}) "
                          f"{base['markov_bidirectional']:.4f}, causal k-mer (k={orders.get('markov_causal_order')}) "
                          f"{base['markov_causal']:.4f}, train unigram {base['unigram']:.4f}")
-            lines.append(f"best vs bidirectional k-mer: {_versus(best['val_bits_per_base'], base['markov_bidirectional'])}")
+            versus = _versus(best["val_bits_per_base"], base["markov_bidirectional"])
+            lines.append(f"best vs bidirectional k-mer: {versus}")
     else:
         lines.append("no validation yet")
     final = rep["final"]

@@ -1,8 +1,12 @@
 """The issue's targets, each judged met / not met / not measured from the suite's result files alone.
 
-:func:`target_table` reads the parsed JSON of the ``attention``, ``train`` and ``promoter_scan``
-steps (any may be None) and returns one line per target: ``target``, ``threshold``, ``measured``
-(None when not measured), ``status`` and ``detail`` (which rows, or why nothing was measured).
+:func:`target_table` reads the parsed JSON of the steps of one suite call (``{step name: data or
+None}``) and returns one line per target: ``target``, ``threshold``, ``measured`` (None when not
+measured), ``status`` and ``detail`` (which rows, or why nothing was measured). Each target reads
+the first present file of its :data:`SOURCES` (ours and its baseline always from one file, one run):
+the default call's ``attention`` (ours and Flex), ``train`` (4K) and ``promoter_scan``; the
+``--extra`` call's ``attention_dense`` (cuDNN and HF); ``attention_more`` (Flex max-autotune) and
+``train_all`` (every training row) where a call ran them.
 
 Rows a target reads, always the same ones (never the best of several tries):
 
@@ -62,7 +66,8 @@ def _attention_row(data: dict, method: str | None, seq: int) -> tuple[dict | Non
             and not r.get("key_padding_mask")]
     if method is None:
         default = f"triton:{data.get('default_variant')}"
-        candidates = [r for r in rows if r["method"] == default] or [r for r in rows if r["method"].startswith("triton:")]
+        candidates = ([r for r in rows if r["method"] == default]
+                      or [r for r in rows if r["method"].startswith("triton:")])
     elif method == "flex":
         candidates = [r for r in rows if r["method"].startswith("flex")]
     else:
@@ -141,31 +146,37 @@ def _promoter(scan) -> tuple[float | None, str]:
     return scan["gbp_per_min"], f"{scan.get('genome_bp')} bp in {scan.get('seconds')} s, both strands"
 
 
-def measure(key: str, attention: dict | None, train: dict | None, scan: dict | None) -> tuple[float | None, str]:
+# The step files a target reads, by the first word of its key: the first one present is read.
+SOURCES = {"flex": ("attention_more", "attention"), "fwd": ("attention", "attention_more", "attention_dense"),
+           "bwd": ("attention", "attention_more", "attention_dense"), "cudnn": ("attention_dense", "attention"),
+           "hf": ("attention_dense", "attention"), "train": ("train_all", "train"), "promoter": ("promoter_scan",)}
+
+
+def measure(key: str, files: dict) -> tuple[float | None, str]:
     """(measured value or None, detail) of target ``key`` (a :data:`TARGETS` key)."""
-    if key.startswith(("flex", "fwd", "bwd", "cudnn", "hf")):
-        why = _on_gpu(attention, "attention")
-        if why:
-            return _not_measured(why)
+    kind = key.split("_")[0]
+    name = next((name for name in SOURCES[kind] if files.get(name)), " or ".join(SOURCES[kind]))
+    data = files.get(name)
+    why = _on_gpu(data, name)
+    if why:
+        return _not_measured(why)
+    if kind in ("flex", "fwd", "bwd", "cudnn", "hf"):
         seq = {"4k": K4, "16k": K16, "64k": K64}[key.rsplit("_", 1)[1]]
-        if key.startswith(("fwd", "bwd")):
-            return _tflops(attention, key[:3], seq)
-        return _ratio(attention, {"flex": "flex", "cudnn": "sdpa:cudnn", "hf": "hf"}[key.split("_")[0]], seq)
-    if key.startswith("train"):
-        why = _on_gpu(train, "train")
-        if why:
-            return _not_measured(why)
-        return _train_mfu(train) if key == "train_mfu_4k" else _train_scaling(train, K16 if "16k" in key else K64)
-    why = _on_gpu(scan, "promoter_scan")
-    return _not_measured(why) if why else _promoter(scan)
+        if kind in ("fwd", "bwd"):
+            return _tflops(data, kind, seq)
+        return _ratio(data, {"flex": "flex", "cudnn": "sdpa:cudnn", "hf": "hf"}[kind], seq)
+    if kind == "train":
+        return _train_mfu(data) if key == "train_mfu_4k" else _train_scaling(data, K16 if "16k" in key else K64)
+    return _promoter(data)
 
 
-def target_table(attention: dict | None, train: dict | None, scan: dict | None) -> list[dict]:
-    """One dict per :data:`TARGETS` entry: target, threshold, unit, measured, status, detail."""
+def target_table(files: dict) -> list[dict]:
+    """One dict per :data:`TARGETS` entry (target, threshold, unit, measured, status, detail), from
+    ``files``: the parsed results of a suite call's steps by step name (absent or None: not run)."""
     table = []
     for key, text, threshold, unit in TARGETS:
         try:
-            value, detail = measure(key, attention, train, scan)
+            value, detail = measure(key, files)
         except (KeyError, TypeError, ValueError, ZeroDivisionError) as err:  # a malformed file: say so
             value, detail = None, f"unreadable results: {type(err).__name__}: {err}"
         status = NOT_MEASURED if value is None else MET if value >= threshold else NOT_MET
