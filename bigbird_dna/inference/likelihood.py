@@ -25,7 +25,7 @@ are each strand's sum / mean, then averaged (under BPE the two strands may cover
 passes); ``strands="both"`` doubles it. Measured on the tiny default model (128 wide, 2 layers,
 conv 9, char tokens; untrained weights), fp32, on 2 idle CPU cores: a 510-bp sequence (its whole
 512-token context) takes 3.8 s at ``batch_size=16`` (7.4 ms per masked row) and 3.9 s at 64
-(``python benchmarks/cpu_score.py``; ``benchmarks/results/cpu_score.json``). The pass count is what
+(``python benchmarks/cpu_score.py``; ``benchmarks/results/2026-11-25_cpu-2core/cpu_score.json``). The pass count is what
 grows with length.
 Spans: one pass per sequence and strand.
 
