@@ -26,6 +26,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.runtime.atomic import write_text_atomic
+from bigbird_dna.training.config_history import upgrade_saved_config
 from bigbird_dna.training.faults import hpc_checkpoints
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def saved_config_of(checkpoint: str | Path) -> tuple[Path, DictConfig] | None:
     checkpoint = Path(checkpoint).resolve()
     for folder in (checkpoint.parent.parent, checkpoint.parent):
         if (folder / "config.yaml").is_file():
-            return folder / "config.yaml", OmegaConf.load(folder / "config.yaml")
+            return folder / "config.yaml", upgrade_saved_config(OmegaConf.load(folder / "config.yaml"))
     return None
 
 
