@@ -10,7 +10,8 @@ AUCs, no thresholds but the 0.5 of F1, MCC and accuracy).
   both positives and negatives.
 
 A metric that is undefined (a class or label without positives, or without negatives) is ``nan`` and
-left out of every mean and median. :func:`classification_metrics` gives the keys the baselines report.
+left out of every mean and median. :func:`classification_metrics` gives the keys the baselines report;
+:func:`output_metrics` those of a model, by its output kind (:mod:`bigbird_dna.model.outputs`).
 """
 
 from __future__ import annotations
@@ -135,3 +136,24 @@ def classification_metrics(probs: torch.Tensor, labels: torch.Tensor, kind: str)
     scored = per_label.auroc[per_label.scored]
     return {"auroc": float(scored.mean()) if len(scored) else math.nan, "auroc_median": median_of(per_label.auroc),
             "labels_scored": float(len(scored))}
+
+
+def output_metrics(kind: str, probs: torch.Tensor, targets: torch.Tensor) -> dict[str, float]:
+    """A model's metrics for one evaluation of probabilities ``[N, C]`` against 0/1 targets
+    ``[N, C]``, by its output kind: ``sigmoid`` with one label, :func:`binary_metrics`; with several,
+    the mean and median AUROC and AUPRC over the scored labels and ``labels_scored``; ``softmax``,
+    :func:`multiclass_metrics` with ``auroc_class<i>`` per class."""
+    if kind == "sigmoid" and probs.shape[1] == 1:
+        return binary_metrics(probs[:, 0], targets[:, 0])
+    if kind == "sigmoid":
+        per_label = per_label_metrics(probs, targets)
+        scored = per_label.scored
+        return {"auroc": float(per_label.auroc[scored].mean()) if scored.any() else NAN,
+                "auroc_median": median_of(per_label.auroc), "auprc_median": median_of(per_label.auprc),
+                "labels_scored": float(scored.sum())}
+    if kind == "softmax":
+        metrics = multiclass_metrics(probs, targets)
+        per_class = metrics.pop("per_class_auroc")
+        return {**metrics, **{f"auroc_class{i}": float(v) for i, v in enumerate(per_class.tolist())}}
+    raise InputError(f"no metrics for a {kind!r} output; add them to bigbird_dna/evaluation/metrics.py.")
+

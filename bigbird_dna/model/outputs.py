@@ -17,9 +17,10 @@ weights and task settings: a classification head (``head.out``) whose task setti
 (``class_names``) is ``softmax``, any other classification head ``sigmoid``, an MLM head (``head.bias``
 without ``head.out``) ``masked_lm``.
 
-A new kind (a regression head, per-token labels) is one more :class:`OutputKind` in :data:`KINDS`,
-with its predictor (:mod:`bigbird_dna.inference.predictors`) and its metrics
-(:mod:`bigbird_dna.evaluation.metrics`).
+A new kind (a regression head, per-token labels) is one more :class:`OutputKind` in :data:`KINDS`
+(its activation, loss and names for other tools), with its metrics (:mod:`bigbird_dna.evaluation.metrics`)
+and its predictor (:mod:`bigbird_dna.inference.predictors`); the generic classification task trains
+it (``task.output_kind``).
 """
 
 from __future__ import annotations
@@ -30,17 +31,36 @@ from pathlib import Path
 from typing import Any, Callable
 
 import torch
+import torch.nn.functional as F
 
 from bigbird_dna.errors import InputError
+
+Loss = Callable[[torch.Tensor, torch.Tensor, "torch.Tensor | None"], torch.Tensor]
+
+
+def _bce(logits: torch.Tensor, labels: torch.Tensor, weight: torch.Tensor | None) -> torch.Tensor:
+    """Mean BCE-with-logits over all ``[B, C]`` entries; ``weight``: the positives' weight."""
+    return F.binary_cross_entropy_with_logits(logits, labels, pos_weight=weight)
+
+
+def _cross_entropy(logits: torch.Tensor, labels: torch.Tensor, weight: torch.Tensor | None) -> torch.Tensor:
+    """Cross-entropy of logits ``[B, C]`` against one-hot labels ``[B, C]``; ``weight``: per class ``[C]``."""
+    return F.cross_entropy(logits, labels.argmax(dim=-1), weight=weight)
+
+
+def _token_cross_entropy(logits: torch.Tensor, labels: torch.Tensor, weight: torch.Tensor | None) -> torch.Tensor:
+    """Cross-entropy of logits ``[N, vocab]`` against token ids ``[N]`` (-100: not scored)."""
+    return F.cross_entropy(logits, labels, weight=weight, ignore_index=-100)
 
 
 @dataclass(frozen=True)
 class OutputKind:
-    """How logits become probabilities, and how other tools name this kind of output.
+    """How logits become probabilities and a loss, and how other tools name this kind of output.
 
     Attributes:
         name: the kind's name in ``config.json``.
         activation: logits ``[..., C]`` -> float32 probabilities ``[..., C]``.
+        loss_function: ``(logits, labels, weight or None) -> mean loss`` (see :meth:`loss`).
         hf_problem_type: ``transformers``' ``config.problem_type`` (``None``: not a classifier).
         hf_architecture: the class of ``hf/modeling_bigbird_dna.py`` that carries this head.
         pipeline_tag: the model card's Hub pipeline tag.
@@ -48,6 +68,7 @@ class OutputKind:
 
     name: str
     activation: Callable[[torch.Tensor], torch.Tensor] = field(repr=False)
+    loss_function: Loss = field(repr=False)
     hf_problem_type: str | None
     hf_architecture: str
     pipeline_tag: str | None
@@ -56,18 +77,27 @@ class OutputKind:
         """Logits ``[..., C]`` -> float32 probabilities ``[..., C]``."""
         return self.activation(logits.float())
 
+    def loss(self, logits: torch.Tensor, labels: torch.Tensor, weight: torch.Tensor | None = None) -> torch.Tensor:
+        """The training loss of float32 logits: ``sigmoid`` BCE against 0/1 labels ``[B, C]`` (``weight``:
+        the positives' weight), ``softmax`` cross-entropy against one-hot labels ``[B, C]`` (``weight``:
+        per class), ``masked_lm`` cross-entropy against token ids."""
+        return self.loss_function(logits.float(), labels, weight)
+
     @property
     def classifies(self) -> bool:
         """A sequence-level head with one output column per name (not a token distribution)."""
         return self.hf_problem_type is not None
 
 
-SIGMOID = OutputKind("sigmoid", torch.sigmoid, "multi_label_classification", "BigBirdDNAForSequenceClassification",
-                     "text-classification")
-SOFTMAX = OutputKind("softmax", lambda logits: torch.softmax(logits, dim=-1), "single_label_classification",
+def _softmax(logits: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(logits, dim=-1)
+
+
+SIGMOID = OutputKind("sigmoid", torch.sigmoid, _bce, "multi_label_classification",
                      "BigBirdDNAForSequenceClassification", "text-classification")
-MASKED_LM = OutputKind("masked_lm", lambda logits: torch.softmax(logits, dim=-1), None, "BigBirdDNAForMaskedLM",
-                       "fill-mask")
+SOFTMAX = OutputKind("softmax", _softmax, _cross_entropy, "single_label_classification",
+                     "BigBirdDNAForSequenceClassification", "text-classification")
+MASKED_LM = OutputKind("masked_lm", _softmax, _token_cross_entropy, None, "BigBirdDNAForMaskedLM", "fill-mask")
 KINDS = {kind.name: kind for kind in (SIGMOID, SOFTMAX, MASKED_LM)}
 
 

@@ -24,16 +24,16 @@ import os
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 from torchmetrics import MeanMetric
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.metrics import output_metrics
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.export import load_export
 from bigbird_dna.model.networks import ClassifierNetwork
-from bigbird_dna.model.outputs import SIGMOID, ModelOutput, default_names
+from bigbird_dna.model.outputs import KINDS, SIGMOID, ModelOutput, default_names
 from bigbird_dna.tasks.base import EncoderTask
 
 log = logging.getLogger(__name__)
@@ -97,8 +97,10 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         tokenizer_json: the tokenizer itself, embedded in every checkpoint (not a hyperparameter).
         backbone: an export (an MLM run's ``export/``) whose encoder weights, with their attention
             layouts, initialise this encoder (:func:`load_backbone`); ``None`` trains from scratch.
-        output: what the head gives (``None``: ``num_labels`` sigmoids named ``label_<j>``); set
-            by subclasses, recorded in the export, not a hyperparameter.
+        output_kind: the kind of output (:data:`~bigbird_dna.model.outputs.KINDS`) of ``num_labels``
+            columns named ``label_<j>``, when ``output`` is not given.
+        output: what the head gives, with its names; set by subclasses, recorded in the export, not a
+            hyperparameter.
 
     Every hyperparameter is a plain type, so checkpoints load with ``weights_only=True``.
     """
@@ -108,7 +110,7 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], num_labels: int = 1,
                  pos_weight: float | None = None, head: dict[str, Any] | None = None,
                  tokenizer_sha256: str = "", tokenizer_json: str | None = None, backbone: str | None = None,
-                 output: ModelOutput | None = None):
+                 output_kind: str = "sigmoid", output: ModelOutput | None = None):
         super().__init__()
         if num_labels < 1:
             raise InputError(f"num_labels={num_labels}: a classifier needs at least one label.")
@@ -117,9 +119,17 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         # Run-specific or bulky inputs of subclasses are not hyperparameters (checkpoints stay plain).
         self.save_hyperparameters(ignore=["tokenizer_json", "rc_pairs", "data_label_names", "report_dir", "output"])
         self.config = EncoderConfig.from_dict(dict(model))
-        self.build_network(self.config, output or ModelOutput(SIGMOID, default_names("label", num_labels)), head)
+        if output is None and output_kind not in KINDS:
+            raise InputError(f"task.output_kind={output_kind!r} is not one of {sorted(KINDS)}.")
+        self.build_network(self.config, output or ModelOutput(KINDS[output_kind], default_names("label", num_labels)),
+                           head)
         self.tokenizer_json = tokenizer_json
-        self.register_buffer("positive_weight", torch.tensor(float(pos_weight or 1.0)), persistent=False)
+        if pos_weight is not None and self.output.kind is not SIGMOID:
+            raise InputError(f"task.pos_weight weights the positives of sigmoid outputs; a {self.output.kind.name} "
+                             "output takes none (task=classify: set task.class_weights).")
+        # the loss's weight (OutputKind.loss): the positives' weight of sigmoid outputs; none for the others
+        weight = torch.tensor(float(pos_weight or 1.0)) if self.output.kind is SIGMOID else None
+        self.register_buffer("loss_weight", weight, persistent=False)
         self.mean_loss = nn.ModuleDict({"val": MeanMetric(), "test": MeanMetric()})
         self._collected: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {"val": [], "test": []}
         if backbone:
@@ -134,11 +144,13 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         return self.logits(input_ids, attention_mask)
 
     def loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """Mean BCE-with-logits over all ``[B, num_labels]`` entries, positives times ``pos_weight``."""
-        return F.binary_cross_entropy_with_logits(logits.float(), labels, pos_weight=self.positive_weight)
+        """The output kind's loss of logits ``[B, num_labels]`` against ``labels`` (sigmoid: BCE with the
+        positives times ``pos_weight``)."""
+        return self.output.kind.loss(logits, labels, self.loss_weight)
 
     def compute_metrics(self, probs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Metrics of one evaluation epoch; override in subclasses.
+        """Metrics of one evaluation epoch: those of the output kind
+        (:func:`~bigbird_dna.evaluation.metrics.output_metrics`); subclasses may report more.
 
         Args:
             probs: ``[N, num_labels]`` float32 probabilities of every evaluated sequence (on CPU).
@@ -147,7 +159,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         Returns:
             ``{name: scalar}``, logged as ``val/<name>`` (or ``test/<name>``).
         """
-        return {}
+        return {name: torch.as_tensor(value) for name, value in
+                output_metrics(self.output.kind.name, probs, targets).items()}
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss = self.loss(self(batch["input_ids"], batch["attention_mask"]), batch["labels"])

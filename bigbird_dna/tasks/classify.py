@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from bigbird_dna.data.sequence_classes import SequenceClassData
 from bigbird_dna.errors import InputError
@@ -123,12 +122,7 @@ class ClassifyTask(SequenceClassificationTask):
         super().__init__(model, optim, num_labels=num_labels, output=ModelOutput(SOFTMAX, tuple(class_names)),
                          **kwargs)
         self.class_names = class_names
-        self.register_buffer("class_weight", resolve_class_weights(class_weights, class_names, class_counts),
-                             persistent=False)
-
-    def loss(self, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        """Cross-entropy of logits ``[B, C]`` against one-hot ``labels [B, C]``, class-weighted if set."""
-        return F.cross_entropy(logits.float(), labels.argmax(dim=-1), weight=self.class_weight)
+        self.loss_weight = resolve_class_weights(class_weights, class_names, class_counts)  # [C] or None
 
     def compute_metrics(self, probs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
         """Accuracy, macro F1, macro and per-class one-vs-rest AUROC of ``probs``/one-hot ``targets [N, C]``

@@ -127,7 +127,7 @@ class MLMTask(MaskedLMNetwork, EncoderTask):
             return zero, zero, 0
         logits = self.head(hidden.flatten(0, 1).index_select(0, index)).float()  # [N, vocab]
         labels = batch["labels"].flatten().index_select(0, index)
-        loss = F.cross_entropy(logits, labels)
+        loss = self.output.kind.loss(logits, labels)
         at_mask = batch["input_ids"].flatten().index_select(0, index) == MASK_ID
         acc = ((logits.argmax(-1) == labels) & at_mask).sum() / at_mask.sum().clamp_min(1)
         return loss, acc, index.numel()

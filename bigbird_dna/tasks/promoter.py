@@ -10,12 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
 from bigbird_dna.data.annotation.datamodule import AnnotatedPromoterData
 from bigbird_dna.data.promoter.datamodule import EpdnewPromoterData, LabelledPromoterData
 from bigbird_dna.errors import InputError
-from bigbird_dna.evaluation.metrics import binary_metrics
 from bigbird_dna.model.outputs import SIGMOID, ModelOutput
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.classification import SequenceClassificationTask
@@ -50,7 +47,3 @@ class PromoterTask(SequenceClassificationTask):
         if num_labels != 1:
             raise InputError(f"a promoter model has one output, not task.num_labels={num_labels}.")
         super().__init__(model, optim, num_labels=1, output=ModelOutput(SIGMOID, ("promoter",)), **kwargs)
-
-    def compute_metrics(self, probs: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
-        """:func:`~bigbird_dna.evaluation.metrics.binary_metrics`, as the baselines are scored."""
-        return {name: torch.tensor(value) for name, value in binary_metrics(probs[:, 0], targets[:, 0]).items()}
