@@ -24,6 +24,7 @@ import torch
 
 from bigbird_dna.data.chromatin.datamodule import ChromatinDataModule
 from bigbird_dna.evaluation.metrics import per_label_metrics
+from bigbird_dna.evaluation.summary import baseline_rows
 from bigbird_dna.model.outputs import SIGMOID, ModelOutput, default_names, read_names
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.chromatin_report import (
@@ -34,7 +35,6 @@ from bigbird_dna.tasks.chromatin_report import (
     write_label_tsv,
 )
 from bigbird_dna.tasks.classification import SequenceClassificationTask
-from bigbird_dna.tasks.classification_baselines import baseline_rows
 
 
 def format_summary(summary: dict[str, Any]) -> str:

@@ -23,10 +23,10 @@ import torch
 from bigbird_dna.data.sequence_classes import SequenceClassData
 from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.metrics import multiclass_metrics
+from bigbird_dna.evaluation.summary import baseline_rows
 from bigbird_dna.model.outputs import SOFTMAX, ModelOutput
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.classification import SequenceClassificationTask
-from bigbird_dna.tasks.classification_baselines import baseline_rows
 
 
 def metric_keys(class_names: list[str]) -> list[str]:

@@ -24,27 +24,11 @@ from torchmetrics import SumMetric
 
 from bigbird_dna.data.masking import IGNORE_INDEX
 from bigbird_dna.data.mlm import GenomeMLMDataModule
+from bigbird_dna.evaluation.summary import chain_rows
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.networks import MaskedLMNetwork
 from bigbird_dna.tasks.base import EncoderTask, summary_table
 from bigbird_dna.tokenizer import MASK_ID
-
-
-def _versus(summary: dict[str, Any], split: str) -> list[tuple[str, str]]:
-    """One line per baseline: by how many bits/base the model beats it, or that it does not."""
-    model = summary.get(f"{split}/bits_per_base")
-    rows = []
-    for name, label in (("unigram", "train unigram"), ("markov_causal", "causal k-mer"),
-                        ("markov_bidirectional", "bidirectional k-mer")):
-        base = summary.get(f"{split}/baseline/{name}_bits_per_base")
-        if model is None or base is None:
-            continue
-        order = summary.get(f"{name}_order")
-        label = f"{label} (k={order})" if order is not None else label
-        verdict = f"beats it by {base - model:.4f}" if model < base else f"does NOT beat it ({model - base:+.4f})"
-        rows.append((f"  vs {label}", f"{base:.4f} bits/base, "
-                                      f"{summary[f'{split}/baseline/{name}_loss']:.4f} nats/token: {verdict}"))
-    return rows
 
 
 def format_summary(summary: dict[str, Any]) -> str:
@@ -58,7 +42,7 @@ def format_summary(summary: dict[str, Any]) -> str:
                                         f"accuracy {summary[f'{split}/acc']:.4f}"),
             (f"{split} bits per base", f"{summary[f'{split}/bits_per_base']:.4f}  "
                                        f"({summary[f'{split}/bp_per_token']:.3f} bp per scored token)"),
-            *_versus(summary, split),
+            *chain_rows(summary, split),
         ]
     rows += [
         ("best checkpoint", summary["best_checkpoint"]),

@@ -13,10 +13,10 @@ from typing import Any
 from bigbird_dna.data.annotation.datamodule import AnnotatedPromoterData
 from bigbird_dna.data.promoter.datamodule import EpdnewPromoterData, LabelledPromoterData
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.summary import baseline_rows
 from bigbird_dna.model.outputs import SIGMOID, ModelOutput
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.classification import SequenceClassificationTask
-from bigbird_dna.tasks.classification_baselines import baseline_rows
 
 
 def format_summary(summary: dict[str, Any]) -> str:

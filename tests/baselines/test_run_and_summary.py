@@ -12,8 +12,8 @@ from bigbird_dna.data.baselines import run_baselines
 from bigbird_dna.data.baselines.sequences import coded_split
 from bigbird_dna.data.labelled import LabelledDataModule, LabelledSequences
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.summary import baseline_rows
 from bigbird_dna.tasks.base import summary_table
-from bigbird_dna.tasks.classification_baselines import baseline_rows
 from bigbird_dna.tasks.promoter import format_summary
 from tests.baselines.planted import splits
 

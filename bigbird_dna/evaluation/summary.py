@@ -1,11 +1,16 @@
-"""Summary rows that set a classifier's metric against the k-mer LR and small-CNN baselines of
-:mod:`bigbird_dna.data.baselines` (the ``baseline/...`` keys of ``summary.json``)::
+"""The summary lines that set a model against its baselines (the ``baseline/...`` keys of
+``summary.json``), saying plainly whether it beats each one.
+
+A classifier against the k-mer LR and small CNN of :mod:`bigbird_dna.evaluation.baselines`
+(:func:`baseline_rows`)::
 
     vs k-mer LR (k=1..4)             test AUROC 0.7700: beats it by 0.0123
     vs small CNN (3 conv, max pool)  test AUROC 0.7580: does NOT beat it (-0.0345)
 
 The model's metric is taken on the split the baselines were scored on (``baseline/split``), or on
-the other split, said so, when the model has none there.
+the other split, said so, when the model has none there. A masked language model against the
+unigram and the causal and bidirectional k-mer chains, in bits per base on the same scored bases
+(:func:`chain_rows`).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ def _model_metric(summary: dict[str, Any], split: str, metric: str) -> tuple[flo
 
 def baseline_rows(summary: dict[str, Any], metric: str = "auroc", label: str = "AUROC",
                   model_metric: str | None = None) -> list[tuple[str, str]]:
-    """``(name, text)`` rows for :func:`~bigbird_dna.tasks.base.summary_table`: one per baseline.
+    """``(name, text)`` rows of a summary table: one per baseline.
 
     Args:
         summary: the run's summary, with the model's ``<split>/<metric>`` and the baseline keys.
@@ -66,4 +71,24 @@ def baseline_rows(summary: dict[str, Any], metric: str = "auroc", label: str = "
     if rows and "baseline/seconds" in summary:
         rows.append(("baselines' time", f"{summary['baseline/seconds']:.0f} s on {summary['baseline/train_samples']} "
                                          "train sequences"))
+    return rows
+
+
+CHAINS = (("unigram", "train unigram"), ("markov_causal", "causal k-mer"),
+          ("markov_bidirectional", "bidirectional k-mer"))
+
+
+def chain_rows(summary: dict[str, Any], split: str) -> list[tuple[str, str]]:
+    """One row per MLM baseline: by how many bits/base the model beats it, or that it does not."""
+    model = summary.get(f"{split}/bits_per_base")
+    rows = []
+    for name, label in CHAINS:
+        base = summary.get(f"{split}/baseline/{name}_bits_per_base")
+        if model is None or base is None:
+            continue
+        order = summary.get(f"{name}_order")
+        label = f"{label} (k={order})" if order is not None else label
+        verdict = f"beats it by {base - model:.4f}" if model < base else f"does NOT beat it ({model - base:+.4f})"
+        rows.append((f"  vs {label}", f"{base:.4f} bits/base, "
+                                      f"{summary[f'{split}/baseline/{name}_loss']:.4f} nats/token: {verdict}"))
     return rows
