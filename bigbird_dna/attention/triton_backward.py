@@ -22,6 +22,7 @@ from bigbird_dna.attention.triton_forward import (
     _block_at,
     _item_coords,
     _item_span,
+    _load_key_block,
     _load_tile,
     _store_tile,
     _token_valid,
@@ -79,8 +80,6 @@ def _bwd_dq_kernel(
 ):
     """dQ of one query block over the key blocks ``kv_idx[start:end]``."""
     item, b, h, qblk = _item_coords(tl.program_id(0), item_row, num_batch, num_blocks)
-    b = b.to(tl.int64)
-    h = h.to(tl.int64)
     offs_m = qblk * BLOCK + tl.arange(0, BLOCK)
     arange_n = tl.arange(0, BLOCK)
     offs_d = tl.arange(0, HEAD_DIM)
@@ -96,15 +95,8 @@ def _bwd_dq_kernel(
     lo, hi, offs_c, blocks = _item_span(item, item_start, item_end, kv_idx, CHUNK, PRELOAD)
     for it in range(lo, hi):
         start_n = _block_at(kv_idx, it, lo, offs_c, blocks, PRELOAD) * BLOCK
-        if MASK_KEYS:
-            key_ok = arange_n < seq_len - start_n
-            if HAS_KPM:
-                key_ok = key_ok & (tl.load(kpm_row + start_n + arange_n, mask=key_ok, other=0) != 0)
-            k = tl.load(k_tile + start_n * stride_kt, mask=key_ok[:, None], other=0.0)
-            v = tl.load(v_tile + start_n * stride_vt, mask=key_ok[:, None], other=0.0)
-        else:
-            k = tl.load(k_tile + start_n * stride_kt)
-            v = tl.load(v_tile + start_n * stride_vt)
+        k, v, key_ok = _load_key_block(k_tile, v_tile, kpm_row, start_n, arange_n, seq_len, stride_kt, stride_vt,
+                                       MASK_KEYS, HAS_KPM)
         s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * qk_scale
         if MASK_KEYS:
             s = tl.where(key_ok[None, :], s, float("-inf"))
@@ -143,8 +135,6 @@ def _bwd_dkdv_kernel(
     Works on transposed scores S^T [keys, queries].
     """
     item, b, h, kblk = _item_coords(tl.program_id(0), item_row, num_batch, num_blocks)
-    b = b.to(tl.int64)
-    h = h.to(tl.int64)
     offs_n = kblk * BLOCK + tl.arange(0, BLOCK)
     arange_m = tl.arange(0, BLOCK)
     offs_d = tl.arange(0, HEAD_DIM)

@@ -19,10 +19,11 @@ LOG2E = tl.constexpr(1.4426950408889634)
 
 @triton.jit
 def _item_coords(pid, item_row, num_batch, num_blocks):
-    """Decode a program id into (item, batch, head, block) via the item's CSR row ``h*nb + i``."""
+    """Decode a program id into (item, batch, head, block) via the item's CSR row ``h*nb + i``; batch
+    and head as int64, since they scale the strides of large tensors."""
     item = pid // num_batch
     row = tl.load(item_row + item)
-    return item, pid % num_batch, row // num_blocks, row % num_blocks
+    return item, (pid % num_batch).to(tl.int64), (row // num_blocks).to(tl.int64), row % num_blocks
 
 
 @triton.jit
@@ -83,6 +84,22 @@ def _token_valid(kpm_row, offs_t, seq_len, HAS_KPM: tl.constexpr):
 
 
 @triton.jit
+def _load_key_block(k_tile, v_tile, kpm_row, start_n, arange_n, seq_len, stride_kt, stride_vt,
+                    MASK_KEYS: tl.constexpr, HAS_KPM: tl.constexpr):
+    """``(k, v, key_ok)``: the key and value tiles ``[BLOCK, HEAD_DIM]`` of the key block that starts
+    at token ``start_n`` (zeros past the sequence end or at padding keys when ``MASK_KEYS``), and
+    which of its keys are real ``[BLOCK]`` (read only when ``MASK_KEYS``)."""
+    key_ok = _token_valid(kpm_row + start_n, arange_n, seq_len - start_n, HAS_KPM)
+    if MASK_KEYS:
+        k = tl.load(k_tile + start_n * stride_kt, mask=key_ok[:, None], other=0.0)
+        v = tl.load(v_tile + start_n * stride_vt, mask=key_ok[:, None], other=0.0)
+    else:
+        k = tl.load(k_tile + start_n * stride_kt)
+        v = tl.load(v_tile + start_n * stride_vt)
+    return k, v, key_ok
+
+
+@triton.jit
 def _attn_fwd_kernel(
     Q, K, V, O, LSE, KPM, O_PART, LSE_PART, COUNTER,
     item_row, item_start, item_end, item_part, item_group, group_first_part, group_num_parts, kv_idx,
@@ -104,8 +121,6 @@ def _attn_fwd_kernel(
     otherwise ``_attn_fwd_merge_kernel`` does it in a second launch.
     """
     item, b, h, qblk = _item_coords(tl.program_id(0), item_row, num_batch, num_blocks)
-    b = b.to(tl.int64)
-    h = h.to(tl.int64)
     offs_m = qblk * BLOCK + tl.arange(0, BLOCK)
     arange_n = tl.arange(0, BLOCK)
     offs_d = tl.arange(0, HEAD_DIM)
@@ -121,15 +136,8 @@ def _attn_fwd_kernel(
     lo, hi, offs_c, blocks = _item_span(item, item_start, item_end, kv_idx, CHUNK, PRELOAD)
     for it in range(lo, hi):
         start_n = _block_at(kv_idx, it, lo, offs_c, blocks, PRELOAD) * BLOCK
-        if MASK_KEYS:
-            key_ok = arange_n < seq_len - start_n
-            if HAS_KPM:
-                key_ok = key_ok & (tl.load(kpm_row + start_n + arange_n, mask=key_ok, other=0) != 0)
-            k = tl.load(k_tile + start_n * stride_kt, mask=key_ok[:, None], other=0.0)
-            v = tl.load(v_tile + start_n * stride_vt, mask=key_ok[:, None], other=0.0)
-        else:
-            k = tl.load(k_tile + start_n * stride_kt)
-            v = tl.load(v_tile + start_n * stride_vt)
+        k, v, key_ok = _load_key_block(k_tile, v_tile, kpm_row, start_n, arange_n, seq_len, stride_kt, stride_vt,
+                                       MASK_KEYS, HAS_KPM)
         s = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION) * qk_scale  # [BLOCK, BLOCK]
         if MASK_KEYS:
             s = tl.where(key_ok[None, :], s, float("-inf"))
@@ -212,8 +220,6 @@ def _attn_fwd_merge_kernel(
 ):
     """Combine the chunk results of one split query block (grid: ``(G * B,)``)."""
     g, b, h, qblk = _item_coords(tl.program_id(0), group_row, num_batch, num_blocks)
-    b = b.to(tl.int64)
-    h = h.to(tl.int64)
     first = b * num_parts + tl.load(group_first_part + g)
     _merge_parts(O + b * stride_ob + h * stride_oh, LSE + (b * num_heads + h) * seq_len, O_PART, LSE_PART,
                  first, tl.load(group_num_parts + g), qblk, stride_ot, seq_len, BLOCK, HEAD_DIM, EVEN_T)
