@@ -11,8 +11,8 @@ import torch
 from omegaconf import OmegaConf
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.training.resolvers import instantiate, target_class
 from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
+from bigbird_dna.training.resolvers import instantiate, target_class
 from tests.chromatin.conftest import _lambda_seq
 from tests.chromatin.deepsea_files import planted_samples, write_v5, write_v73
 from tests.conftest import LAMBDA, compose
@@ -41,7 +41,8 @@ def inputs(tmp_path) -> dict[str, str]:
     bed.write_text("".join(f"{c}\t{s}\t{s + 60}\t{c}_{s}\t900\t{'+-'[s % 2]}\n" for c in ("chr1", "chr10", "chr11")
                            for s in range(1501, 10000, 2500)))
     table = tmp_path / "train.tsv"
-    table.write_text("sequence\tlabel\n" + "".join(f"{seq[i:i + 200]}\t{(i // 200) % 2}\n" for i in range(0, 8000, 200)))
+    table.write_text("sequence\tlabel\n"
+                     + "".join(f"{seq[i:i + 200]}\t{(i // 200) % 2}\n" for i in range(0, 8000, 200)))
     bins = tmp_path / "bins.tsv"
     bins.write_text("".join(f"{c}\t{s}\t{s + 200}\t{s % 3 == 0:d}\t1\n" for c in ("chr1", "chr10", "chr11")
                             for s in range(1000, 12000, 1000)))
@@ -63,7 +64,8 @@ def inputs(tmp_path) -> dict[str, str]:
 DATA_CASES = {
     "genome": ("mlm", ["data.fasta={genome}", "data.window_bp=1000"]),
     "promoter_epdnew": ("promoter", ["data.fasta={genome}", "data.bed={bed}", "data.upstream_bp=500",
-                                     "data.downstream_bp=500", "data.val_records=[chr10]", "data.test_records=[chr11]"]),
+                                     "data.downstream_bp=500", "data.val_records=[chr10]",
+                                     "data.test_records=[chr11]"]),
     "promoter_labelled": ("promoter", ["data.train={table}"]),
     "promoter_annotation": ("promoter", ["data.fasta={genome}", "data.gff={gff}", "data.val_records=[chr10]",
                                          "data.test_records=[chr11]", "data.min_tss_distance_bp=500"]),

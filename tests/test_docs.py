@@ -55,11 +55,13 @@ def test_docstring_roles_render_as_links_and_a_missing_target_fails_the_strict_b
     (tmp_path / "docs" / "index.md").write_text("# API\n\n::: pkgx\n\n::: pkgx.core.real\n")
     (tmp_path / "mkdocs.yml").write_text(
         "site_name: x\nplugins:\n  - mkdocstrings:\n      handlers:\n        python:\n          paths: [.]\n"
-        f"          options:\n            extensions:\n              - {REPO / 'docs/hooks/sphinx_roles.py'}:SphinxRoles\n")
+        "          options:\n            extensions:\n"
+        f"              - {REPO / 'docs/hooks/sphinx_roles.py'}:SphinxRoles\n")
     result = build_site(tmp_path, tmp_path / "site")
     assert result.returncode != 0 and "names pkgx.core.gone, which does not exist" in result.stderr, result.stderr
     (tmp_path / "pkgx" / "__init__.py").write_text(
-        '"""Uses :func:`real`.\n\nA layout::\n\n    file.txt   written by :func:`real`\n"""\n\nfrom pkgx.core import real\n')
+        '"""Uses :func:`real`.\n\nA layout::\n\n    file.txt   written by :func:`real`\n"""\n\n'
+        'from pkgx.core import real\n')
     result = build_site(tmp_path, tmp_path / "site")
     assert result.returncode == 0, result.stderr
     page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")

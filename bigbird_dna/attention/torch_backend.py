@@ -88,10 +88,11 @@ def _attend_rows(qb, kb, vb, key_ok, layout: BlockLayout, rows: torch.Tensor) ->
 
 
 def _softmax_over(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """:func:`~bigbird_dna.attention.conventions.masked_softmax` with its full passes over ``scores [B, R, b, S]`` skipped where they
-    change nothing: the fill when ``mask [B, R, 1, S]`` is all True (no padded slot or padding key,
-    the usual training batch), and the final zeroing unless some row has no key at all (a masked
-    entry of a row with a real key is already exactly 0 after the softmax). Host syncs on CUDA."""
+    """:func:`~bigbird_dna.attention.conventions.masked_softmax` with its full passes over
+    ``scores [B, R, b, S]`` skipped where they change nothing: the fill when ``mask [B, R, 1, S]`` is
+    all True (no padded slot or padding key, the usual training batch), and the final zeroing unless
+    some row has no key at all (a masked entry of a row with a real key is already exactly 0 after the
+    softmax). Host syncs on CUDA."""
     if bool(mask.all()):
         return torch.softmax(scores, dim=-1)
     probs = torch.softmax(scores.masked_fill(~mask, torch.finfo(scores.dtype).min), dim=-1)

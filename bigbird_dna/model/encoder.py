@@ -6,8 +6,8 @@ to the token embeddings (``absolute``).
 Shapes: ``input_ids`` and ``attention_mask`` are ``[batch, seq]``; hidden states are
 ``[batch, seq, hidden]``. ``attention_mask`` is True for real tokens and False for padding;
 ``None`` means every token is real (as in Hugging Face models), which lets attention skip the
-key-padding path. :func:`~bigbird_dna.tokenizer.specials.padding_mask_or_none` makes that choice on the host, before a batch
-moves to the GPU, where checking the mask would cost a device sync.
+key-padding path. :func:`~bigbird_dna.tokenizer.specials.padding_mask_or_none` makes that choice on
+the host, before a batch moves to the GPU, where checking the mask would cost a device sync.
 
 Attention goes through one function, :func:`bigbird_dna.attention.block_sparse_attention`, so the
 Triton kernel and the PyTorch backend are interchangeable (``model.attention.backend``).

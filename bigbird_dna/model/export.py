@@ -107,7 +107,8 @@ def write_export(out_dir: str | os.PathLike, task: str, state_dict: dict[str, An
         if cause is None:
             raise
         raise InputError(f"cannot write the export {out_dir}: {cause.strerror or cause}; nothing was written under "
-                         "that name (an earlier export there is intact). Free space or write to another folder.") from err
+                         "that name (an earlier export there is intact). Free space or write to another folder."
+                         ) from err
     return Path(out_dir)
 
 

@@ -19,7 +19,8 @@ class LayoutRegistry:
     """Hands out one :class:`BlockLayout` per (layer, number of blocks), and remembers it.
 
     Sequences too short for the sparse preset get the dense layout for that call only; the next,
-    longer call is sparse again (no sticky fallback: HF BigBird switches a model to dense for good once it sees a short input).
+    longer call is sparse again (no sticky fallback: HF BigBird switches a model to dense for good
+    once it sees a short input).
     """
 
     def __init__(self, config: AttentionConfig, num_heads: int):

@@ -78,7 +78,8 @@ def adamw_with_warmup(module: nn.Module, total_steps: int | float, lr: float, we
     for d in sorted(set(depth[n] for n, _ in named), reverse=True):
         scale = {"lr": lr * layer_decay ** (top - d)} if layer_decay < 1.0 else {}
         groups += [
-            {"params": [p for n, p in named if depth[n] == d and id(p) in decayed], "weight_decay": weight_decay, **scale},
+            {"params": [p for n, p in named if depth[n] == d and id(p) in decayed], "weight_decay": weight_decay,
+             **scale},
             {"params": [p for n, p in named if depth[n] == d and id(p) not in decayed], "weight_decay": 0.0, **scale},
         ]
     if layer_decay < 1.0:

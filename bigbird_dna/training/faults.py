@@ -5,9 +5,10 @@ before its time limit with ``#SBATCH --signal=USR1@<seconds>`` (to the job steps
 ``srun`` tasks), at preemption with ``PreemptParameters=send_user_signal``, or on demand with
 ``scancel --signal=USR1 <job>``. ``train`` arms the signal handlers of its callbacks
 (:func:`arm_signal_handlers`) as its first step, before building anything, so a signal that
-arrives while the data or the task is being built is not lost; the handler only sets a flag. At the end of the next training batch, after the optimizer step, all ranks agree on the
-flag, save ``<run dir>/hpc_ckpt_<n>.ckpt`` (Lightning's name and place for it), rank 0 runs
-``scontrol requeue $SLURM_JOB_ID``, and the run stops with :class:`Preempted` (exit status 75).
+arrives while the data or the task is being built is not lost; the handler only sets a flag. At
+the end of the next training batch, after the optimizer step, all ranks agree on the flag, save
+``<run dir>/hpc_ckpt_<n>.ckpt`` (Lightning's name and place for it), rank 0 runs ``scontrol requeue
+$SLURM_JOB_ID``, and the run stops with :class:`Preempted` (exit status 75).
 SLURM then starts the same command again; ``train`` finds the newest ``hpc_ckpt_*`` in the run
 directory and resumes from it. This is Lightning's own ``SLURMEnvironment(auto_requeue=True)``
 protocol, with the checkpoint taken at a step boundary: Lightning's handler saves from inside the

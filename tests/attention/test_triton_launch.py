@@ -139,8 +139,8 @@ def test_repeated_calls_reuse_zeroed_scratch_and_give_the_same_numbers(merge, dq
 
     first = run()
     buffers = {key[0]: buf for key, buf in triton_launch._scratch.items()}
-    expected = ({"fwd_o_part", "fwd_lse_part", "bwd_delta", "bwd_acc"} | ({"fwd_counter"} if merge == "fused" else set())
-                | ({"bwd_dq_atomic"} if dq == "atomic" else set()))
+    expected = ({"fwd_o_part", "fwd_lse_part", "bwd_delta", "bwd_acc"}
+                | ({"fwd_counter"} if merge == "fused" else set()) | ({"bwd_dq_atomic"} if dq == "atomic" else set()))
     assert set(buffers) == expected
     assert not buffers["bwd_acc"].any() and (merge != "fused" or not buffers["fwd_counter"].any())
     assert dq != "atomic" or not buffers["bwd_dq_atomic"].any()

@@ -19,7 +19,8 @@ from tests.conftest import compose, run_cli
 # epochs of the 1024 training rows), validated at steps 64 and 128.
 TINY = ["model.hidden_size=32", "model.num_heads=2", "model.intermediate_size=64", "model.num_layers=1",
         "model.dropout=0.0", "task.head.dropout=0.0", "model.max_positions=256", "model.attention.block_size=16",
-        "tokenizer=bpe", "tokenizer.vocab_size=1024", "tokenizer.max_token_length=16", "trainer.enable_model_summary=false",
+        "tokenizer=bpe", "tokenizer.vocab_size=1024", "tokenizer.max_token_length=16",
+        "trainer.enable_model_summary=false",
         "data.num_workers=0", "data.baselines.enabled=false"]  # tests/baselines covers the baselines
 PLANTED = ["task=chromatin", "data=deepsea", "data.batch_size=16", "data.chunk_size=64", "optim.lr=5e-3",
            "tokenizer.sample_bp=300000", "trainer.max_steps=128", "trainer.val_check_interval=64",

@@ -77,7 +77,8 @@ def test_predict_cli_writes_one_probability_column_per_class_and_the_argmax(lear
         assert lines[0].startswith("# bigbird_dna predict ") and "task=classify" in lines[0]
         header, rows = lines[1].split("\t"), [line.split("\t") for line in lines[2:]]
         assert header == ["record", "start", "end", "strand", "n_fraction", *CLASSES, "predicted"]
-        assert len(rows) == 12 and {(r[1], r[2], r[3]) for r in rows} == {("0", "150", "." if strands == "both" else "+")}
+        assert len(rows) == 12
+        assert {(r[1], r[2], r[3]) for r in rows} == {("0", "150", "." if strands == "both" else "+")}
         for row in rows:
             probs = [float(p) for p in row[5:8]]
             assert sum(probs) == pytest.approx(1.0, abs=1e-4) and row[8] == CLASSES[probs.index(max(probs))]
@@ -92,7 +93,8 @@ def test_predict_refuses_flags_of_other_tasks(learnt, tmp_path, capsys):
     fasta = tmp_path / "q.fa"
     fasta.write_text(">q\n" + planted(1)["beta"][0] + "\n")
     with pytest.raises(SystemExit) as stop:
-        main(["--model", str(run_dir / "export"), str(fasta), "--out-prefix", str(tmp_path / "out"), "--threshold", "0.5"])
+        main(["--model", str(run_dir / "export"), str(fasta), "--out-prefix", str(tmp_path / "out"),
+              "--threshold", "0.5"])
     err = capsys.readouterr().err.strip().splitlines()
     assert stop.value.code == 2 and len(err) == 1 and err[0].startswith("error: --threshold")
     assert "'classify' model" in err[0] and not (tmp_path / "out.tsv").exists()

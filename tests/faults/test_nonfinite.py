@@ -42,7 +42,8 @@ def test_infinite_loss_stops_training_before_the_update(train_in_process, tmp_pa
     with pytest.raises(NonFiniteLossError, match=r"train loss is inf at global step 1 \(epoch 0, batch 2\)"):
         train_in_process(f"data.fasta={LAMBDA}", "trainer.val_check_interval=4", POISON,
                          "+callbacks.poison.step=1", "+callbacks.poison.value=inf", f"optim.fused={fused}",
-                         "+callbacks.sums._target_=tests.faults.callbacks.RecordEncoderSum", f"+callbacks.sums.path={sums}")
+                         "+callbacks.sums._target_=tests.faults.callbacks.RecordEncoderSum",
+                         f"+callbacks.sums.path={sums}")
     after = [json.loads(line) for line in sums.read_text().splitlines()] if sums.exists() else []
     if fused:  # the bad step ran to its end, with its update skipped
         assert [r["step"] for r in after] == [1, 2]

@@ -12,7 +12,7 @@ import yaml
 from bigbird_dna import BigBirdDNA
 from bigbird_dna.model.export import write_export
 from tests.conftest import REPO
-from tests.hf.conftest import tiny_module, task_config, windows
+from tests.hf.conftest import task_config, tiny_module, windows
 
 transformers = pytest.importorskip("transformers")
 

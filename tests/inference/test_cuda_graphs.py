@@ -5,8 +5,8 @@ import argparse
 import pytest
 import torch
 
-from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.inference.cuda_graphs import GraphedForward
+from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.networks import SequenceClassifier
 from bigbird_dna.model.outputs import SIGMOID, ModelOutput, default_names
 from bigbird_dna.runtime.cli_args import add_device_arguments
@@ -20,7 +20,8 @@ def tiny_classifier(device, backend="auto", pooling="mean_max") -> SequenceClass
     config = EncoderConfig(vocab_size=12, hidden_size=64, num_layers=2, num_heads=2, intermediate_size=128,
                            max_positions=1024, dropout=0.0, conv_kernel=5,
                            attention={"block_size": 32, "backend": backend})
-    return SequenceClassifier(config, ModelOutput(SIGMOID, default_names("label", 3)), head={"pooling": pooling}).to(device).eval()
+    output = ModelOutput(SIGMOID, default_names("label", 3))
+    return SequenceClassifier(config, output, head={"pooling": pooling}).to(device).eval()
 
 
 def test_off_cuda_and_under_autograd_calls_run_eagerly():

@@ -16,7 +16,7 @@ from bigbird_dna import BigBirdDNA
 from bigbird_dna.demo.markov_genome import MarkovSource
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.sequence import reverse_complement
-from tests.likelihood.conftest import FIRST_BASE_ID, constant_oracle, markov_masked_log_probs, markov_oracle
+from tests.likelihood.conftest import constant_oracle, markov_masked_log_probs, markov_oracle
 
 TOLERANCE = 1e-5
 

@@ -10,10 +10,10 @@ import torch
 
 from bigbird_dna.data.labelled import LabelledSequenceCollator
 from bigbird_dna.data.loaders import DropsFullPaddingMasks
-from bigbird_dna.model.config import EncoderConfig
-from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.inference.scan import score_windows
 from bigbird_dna.inference.windows import ScanWindow
+from bigbird_dna.model.config import EncoderConfig
+from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.tokenizer import char_tokenizer
 from bigbird_dna.tokenizer.specials import padding_mask_or_none
 

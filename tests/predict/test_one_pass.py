@@ -132,5 +132,6 @@ def test_tokenizer_worker_processes_write_the_same_files(tmp_path, export):
         prefix = tmp_path / f"out{workers}"
         main(["--model", str(export), str(fasta), "--out-prefix", str(prefix), "--window", "200",
               "--stride", "150", "--device", "cpu", "--no-progress", "--tokenizer-workers", workers])
-        outputs.append([(prefix.parent / f"{prefix.name}{ext}").read_text().splitlines()[2:] for ext in (".tsv", ".bed")])
+        outputs.append([(prefix.parent / f"{prefix.name}{ext}").read_text().splitlines()[2:]
+                        for ext in (".tsv", ".bed")])
     assert outputs[0] == outputs[1] and len(outputs[0][0]) > 300

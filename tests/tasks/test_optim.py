@@ -74,7 +74,8 @@ def test_fused_adamw_is_chosen_for_gpu_parameters_only_and_steps_like_foreach():
     assert not build_optimizer(model, OPTIM, 10)["optimizer"].defaults["fused"]  # CPU parameters: for-each
     models = [nn.Linear(4, 4) for _ in range(2)]
     models[1].load_state_dict(models[0].state_dict())
-    optimizers = [build_optimizer(m, {**OPTIM, "fused": fused}, 10)["optimizer"] for m, fused in zip(models, (False, True))]
+    optimizers = [build_optimizer(m, {**OPTIM, "fused": fused}, 10)["optimizer"]
+                  for m, fused in zip(models, (False, True))]
     assert optimizers[1].defaults["fused"] and not optimizers[0].defaults["fused"]
     x = torch.randn(8, 4, generator=torch.Generator().manual_seed(0))
     for _ in range(3):

@@ -31,7 +31,8 @@ def test_the_default_sigmoid_output_uses_bce_with_the_positive_weight():
     assert task.output.kind is SIGMOID
     expected = torch.nn.functional.binary_cross_entropy_with_logits(LOGITS, ONE_HOT, pos_weight=torch.tensor(4.0))
     assert torch.isclose(task.loss(LOGITS, ONE_HOT), expected)
-    assert {"auroc", "auroc_median", "labels_scored"} <= task.compute_metrics(torch.sigmoid(LOGITS), ONE_HOT.long()).keys()
+    metrics = task.compute_metrics(torch.sigmoid(LOGITS), ONE_HOT.long())
+    assert {"auroc", "auroc_median", "labels_scored"} <= metrics.keys()
 
 
 def test_an_unknown_output_kind_is_refused():

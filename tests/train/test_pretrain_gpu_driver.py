@@ -144,7 +144,8 @@ def test_the_curve_skips_the_best_checkpoints_revalidation_and_takes_the_newest_
     """Logs as a run writes them: a fit row has step = global step - 1; a call killed after the
     validation at step 8 resumed from step 4 and re-logged steps 5..8 (its numbers win); after the
     fit, the best checkpoint was validated and tested at step 12 itself (not a curve point)."""
-    header = ["epoch", "step", "test/bits_per_base", "train/loss", "train/lr", "val/bits_per_base", "val/loss", "val/acc"]
+    header = ["epoch", "step", "test/bits_per_base", "train/loss", "train/lr", "val/bits_per_base", "val/loss",
+              "val/acc"]
 
     def train(step: int, loss: float) -> dict:
         return {"epoch": 0, "step": step - 1, "train/loss": loss, "train/lr": 1e-3}
