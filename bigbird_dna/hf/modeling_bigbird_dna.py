@@ -55,6 +55,7 @@ from bigbird_dna.model.export import LAYOUTS_KEY, add_to_safetensors, load_safet
 from bigbird_dna.model.networks import ClassifierNetwork, MaskedLMNetwork
 from bigbird_dna.model.outputs import SIGMOID, SOFTMAX, ModelOutput
 from bigbird_dna.model.rotary import RotaryEmbedding
+from bigbird_dna.runtime.atomic import follow_umask
 
 from .configuration_bigbird_dna import BigBirdDNAConfig
 
@@ -104,12 +105,15 @@ class BigBirdDNAPreTrainedModel(PreTrainedModel):
 
     def save_pretrained(self, save_directory, *args, **kwargs):
         """``PreTrainedModel.save_pretrained``, then the pinned attention layouts added to the
-        saved ``model.safetensors`` (as an export holds them)."""
+        saved ``model.safetensors`` (as an export holds them), which gets the umask's permissions
+        like every other file (safetensors creates it ``0600``)."""
         result = super().save_pretrained(save_directory, *args, **kwargs)
         weights = Path(save_directory) / "model.safetensors"
         layouts = BigBirdEncoder.get_extra_state(self.encoder)
         if weights.is_file() and layouts["layouts"]:  # sharded or pickled saves keep regenerated layouts
             add_to_safetensors(weights, {LAYOUTS_KEY: layouts})
+        elif weights.is_file():
+            follow_umask(weights)
         return result
 
     def _mask(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None,

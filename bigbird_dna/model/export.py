@@ -37,7 +37,7 @@ import torch
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.model_card import render_card
 from bigbird_dna.model.outputs import ModelOutput, read_output
-from bigbird_dna.runtime.atomic import atomic_directory, disk_full_cause
+from bigbird_dna.runtime.atomic import atomic_directory, disk_full_cause, follow_umask
 from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.hf import hf_side_files, hf_tokenizer_json, project_tokenizer
 
@@ -147,6 +147,7 @@ def save_safetensors(state_dict: dict[str, Any], path: str | os.PathLike) -> Non
 
     tensors, values = _flatten(state_dict)
     save_file(tensors, str(path), metadata={"format": "pt", _VALUES_KEY: json.dumps(values)})
+    follow_umask(path)  # save_file creates it 0600
 
 
 def add_to_safetensors(path: str | os.PathLike, state: dict[str, Any]) -> None:
@@ -164,6 +165,7 @@ def add_to_safetensors(path: str | os.PathLike, state: dict[str, Any]) -> None:
     partial = path.with_name(f".{path.name}.partial")
     save_file({**tensors, **more_tensors}, str(partial), metadata={**metadata, "format": "pt",
                                                                    _VALUES_KEY: json.dumps(values)})
+    follow_umask(partial)
     os.replace(partial, path)
 
 

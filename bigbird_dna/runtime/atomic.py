@@ -42,6 +42,12 @@ def current_umask() -> int:
     return mask
 
 
+def follow_umask(path: str | os.PathLike) -> None:
+    """Give a file another library created (safetensors writes ``0600``) the permissions a plain
+    ``open`` would have: ``0o666`` minus the umask, so an export can be shared."""
+    os.chmod(path, 0o666 & ~current_umask())
+
+
 def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
