@@ -16,20 +16,40 @@ REMOVED_KEYS = (
     "task.mask_prob",  # the selection rate belongs to the data, which masks: data.mask_prob holds it
     "data.uppercase",  # could only be true: every tokenizer upper-cases its input
 )
-# _target_ values of classes that moved to another module: old -> new
+# modules whose classes and functions moved, as a _target_ names them: old -> new. The Lightning and
+# Hydra machinery left runtime/ for training/.
+_TRAINING = ("checkpoint_io", "early_stopping", "faults", "hydra_callbacks", "model_checkpoint", "progress",
+             "resolvers", "run_record", "distributed", "signals")
+MOVED_MODULES: dict[str, str] = {
+    **{f"bigbird_dna.runtime.{name}": f"bigbird_dna.training.{name}" for name in _TRAINING},
+    "bigbird_dna.tasks.compiled_layers": "bigbird_dna.training.compiled_layers",
+}
+# _target_ values of classes that moved to another module, one by one: old -> new
 MOVED_TARGETS: dict[str, str] = {}
 
 
+def _moved(target: str) -> str:
+    if target in MOVED_TARGETS:
+        return MOVED_TARGETS[target]
+    module, _, name = target.rpartition(".")
+    return f"{MOVED_MODULES[module]}.{name}" if module in MOVED_MODULES else target
+
+
+def _upgrade_targets(node: DictConfig) -> None:
+    for key, value in node.items():
+        if isinstance(value, DictConfig):
+            _upgrade_targets(value)
+        elif key == "_target_" and isinstance(value, str):
+            node[key] = _moved(value)
+
+
 def upgrade_saved_config(saved: DictConfig) -> DictConfig:
-    """``saved`` with :data:`REMOVED_KEYS` dropped and :data:`MOVED_TARGETS` renamed, in place."""
+    """``saved`` with :data:`REMOVED_KEYS` dropped and every moved ``_target_`` renamed, in place."""
     with open_dict(saved):
         for key in REMOVED_KEYS:
             parent, _, leaf = key.rpartition(".")
             node = OmegaConf.select(saved, parent)
             if isinstance(node, DictConfig) and leaf in node:
                 del node[leaf]
-        for top in ("data", "task"):
-            node = saved.get(top)
-            if isinstance(node, DictConfig) and node.get("_target_") in MOVED_TARGETS:
-                node["_target_"] = MOVED_TARGETS[node["_target_"]]
+        _upgrade_targets(saved)
     return saved

@@ -3,13 +3,14 @@
 - A new run (no ``ckpt_path``, no preemption checkpoint) refuses a directory that already holds
   one (its ``config.yaml`` or checkpoints): rerunning into it would start over at step 0 and
   overwrite the export and the record.
-- A resumed run takes what the model sees (``data``, ``tokenizer``, ``model``, ``task``, ``seed``)
-  from the ``config.yaml`` of the run it resumes, whatever the defaults are now. An override on
-  the command line that changes one of those is refused, naming the key, unless
-  ``resume.allow_changes=true``. Keys that do not change what the model sees may differ:
-  ``trainer.*``, ``optim.*``, ``callbacks``, ``logger``, and :data:`SAFE_KEYS`. Of those, the run's
-  shape (:data:`RUN_SHAPE_KEYS`: devices, nodes, strategy, precision, accumulation) keeps the
-  resumed run's values unless the command line gives them.
+- A resumed run keeps every setting of the ``config.yaml`` of the run it resumes (the data,
+  tokenizer, model, task and seed, and the trainer's length, validation interval and shape, the
+  optimizer and its schedule, callbacks, loggers), whatever the defaults are now: the resume
+  command the run prints (``ckpt_path=last hydra.run.dir=...``) finishes the run as it was set up.
+  What the resume command overrides applies, and the log names it, except that an override that
+  changes what the model sees (``data``, ``tokenizer``, ``model``, ``task``, ``seed``, beyond
+  :data:`SAFE_KEYS`) is refused, naming the key, unless ``resume.allow_changes=true``. A resume
+  whose ``trainer.max_steps`` the checkpoint has already reached is refused with the fix.
 
 It also holds the summary's account of the batch a step saw (:func:`effective_batch_size`); the
 summary's timing keys come from :func:`bigbird_dna.runtime.phases.run_timing`.
@@ -41,11 +42,8 @@ SAFE_KEYS = ("data.cache_dir", "data.num_workers", "data.batch_size", "task.moni
              "task.predict_window_bp")
 # Under PROTECTED, but they name this run's own directory: always this command's value.
 RUN_DIR_KEYS = ("task.report_dir",)
-# Not what the model sees, but the shape of the run: how many devices share a step, and how a step
-# is computed. A resume takes them from the run unless the command line gives them (a preempted
-# DDP run resumed with the printed command must not quietly go on with one device).
-RUN_SHAPE_KEYS = ("trainer.accelerator", "trainer.devices", "trainer.num_nodes", "trainer.strategy",
-                  "trainer.precision", "trainer.accumulate_grad_batches")
+# This command's own: where the run is and what it resumes from, never taken from the saved config.
+NOT_RESTORED = ("paths", "ckpt_path", "resume", "hydra")
 # Groups that Hydra packages elsewhere, and groups that may set any key.
 GROUP_PATHS = {"attention": "model.attention"}
 GLOBAL_GROUPS = ("experiment", "debug")
@@ -137,27 +135,50 @@ def reconcile_resume(cfg: DictConfig, checkpoint: str, overrides: list[str], all
         raise InputError(f"resuming {checkpoint} would change what the model sees: {'; '.join(changed)}. A resumed "
                          f"run keeps the data, tokenizer, model, task and seed of {path}. Drop the override, start a "
                          "new run (no ckpt_path), or pass resume.allow_changes=true if the change is intended.")
-    kept = {k for k in keys if allow_changes or k in SAFE_KEYS}
+    global_group = any(key.split(".", 1)[0] in GLOBAL_GROUPS for key in keys)
+    moved = (str(OmegaConf.select(saved, "paths.output_dir") or ""), str(cfg.paths.output_dir))
     with open_dict(cfg):
-        for top in PROTECTED:
-            if top not in saved:
-                continue
-            restored = OmegaConf.create({top: _select(saved, top)})
-            for key in [*RUN_DIR_KEYS, *kept]:
-                if key.split(".", 1)[0] == top and OmegaConf.select(cfg, key) is not None:
+        for top in saved:
+            if top in NOT_RESTORED or (global_group and top not in PROTECTED):
+                continue  # an experiment or debug group on the command line sets the rest itself
+            restored = OmegaConf.create({top: _in_run_dir(_select(saved, top), *moved)})
+            for key in [*RUN_DIR_KEYS, *keys]:
+                given = top not in PROTECTED or allow_changes or key in SAFE_KEYS or key in RUN_DIR_KEYS
+                if key.split(".", 1)[0] == top and given and OmegaConf.select(cfg, key) is not None:
                     OmegaConf.update(restored, key, _select(cfg, key), force_add=True)
             cfg[top] = restored[top]
-        shape = [key for key in RUN_SHAPE_KEYS if key not in keys and OmegaConf.select(saved, key) is not None
-                 and OmegaConf.select(cfg, key) != OmegaConf.select(saved, key)]
-        for key in shape:
-            OmegaConf.update(cfg, key, OmegaConf.select(saved, key))
+    overridden = [f"{key}={_select(cfg, key)} (was {_select(saved, key)})" for key in keys
+                  if key.split(".", 1)[0] not in NOT_RESTORED and _select(cfg, key) != _select(saved, key)]
     if changed:
         log.warning("resuming with changed settings (resume.allow_changes=true): %s", "; ".join(changed))
-    log.info("resumed run: data, tokenizer, model, task and seed taken from %s", path)
-    if shape:
-        log.info("resumed run: %s as the run had them (give them on the command line to change them)",
-                 ", ".join(f"{key}={OmegaConf.select(cfg, key)}" for key in shape))
+    log.info("resumed run: every setting taken from %s%s", path,
+             f"; overridden by this command: {', '.join(overridden)}" if overridden else "")
+    check_steps_left(cfg, checkpoint)
     return cfg
+
+
+def _in_run_dir(value: Any, old: str, new: str) -> Any:
+    """``value`` (plain containers) with paths inside the run directory ``old`` moved into ``new``:
+    a run resumed into another directory writes its checkpoints and logs there."""
+    if isinstance(value, dict):
+        return {key: _in_run_dir(item, old, new) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_in_run_dir(item, old, new) for item in value]
+    if isinstance(value, str) and old and (value == old or value.startswith(old.rstrip("/") + "/")):
+        return new + value[len(old):]
+    return value
+
+
+def check_steps_left(cfg: DictConfig, checkpoint: str) -> None:
+    """Refuse a resume with nothing left to train: ``trainer.max_steps`` at or below the checkpoint's step."""
+    max_steps = OmegaConf.select(cfg, "trainer.max_steps")
+    if max_steps is None or max_steps < 0:
+        return  # epochs decide
+    step = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True).get("global_step", 0)
+    if max_steps <= step:
+        raise InputError(f"{checkpoint} is at step {step}, and this run trains to trainer.max_steps={max_steps}: "
+                         f"nothing is left to train. To train on, give trainer.max_steps above {step}; the run's "
+                         "export (if it finished) is in its export/ folder.")
 
 
 def resolve_checkpoint(ckpt_path: str | None, run_dir: Path) -> str | None:

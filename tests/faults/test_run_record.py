@@ -73,6 +73,13 @@ def test_a_resume_without_the_original_overrides_uses_the_runs_own_settings(fini
     assert resumed["trainer"]["max_steps"] == 3
 
 
+def test_a_resume_with_nothing_left_to_train_is_refused(finished_run):
+    before = snapshot(finished_run)
+    result = run_cli("bigbird_dna.train", "ckpt_path=last", f"hydra.run.dir={finished_run}", timeout=300)
+    assert_refused(result, before, finished_run, "is at step 2", "trainer.max_steps=2",
+                   "give trainer.max_steps above 2")
+
+
 def test_a_resume_in_place_keeps_the_original_record(finished_run):
     before = snapshot(finished_run)
     result = run_cli("bigbird_dna.train", "ckpt_path=last", f"hydra.run.dir={finished_run}",
@@ -94,7 +101,8 @@ def test_a_resume_keeps_the_runs_shape_unless_the_command_line_changes_it(tmp_pa
                    "trainer.val_check_interval=3", timeout=300)
     assert kept.returncode == 0, kept.stderr[-3000:]
     assert yaml.safe_load((run_dir / "config.resume-1.yaml").read_text())["trainer"]["accumulate_grad_batches"] == 2
-    assert "trainer.accumulate_grad_batches=2 as the run had them" in kept.stdout + kept.stderr
+    assert "every setting taken from" in kept.stdout + kept.stderr
+    assert "overridden by this command: trainer.max_steps=3 (was 2)" in kept.stdout + kept.stderr
     changed = run_cli("bigbird_dna.train", "ckpt_path=last", f"hydra.run.dir={run_dir}", "trainer.max_steps=4",
                       "trainer.val_check_interval=4", "trainer.accumulate_grad_batches=1", timeout=300)
     assert changed.returncode == 0, changed.stderr[-3000:]

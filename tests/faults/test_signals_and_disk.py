@@ -3,16 +3,21 @@ stops it with one error line (exit 2), leaving every earlier checkpoint whole.""
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
 
 import pytest
 import torch
+import yaml
 
 from tests.conftest import FAST_OVERRIDES, LAMBDA, run_cli
 
 pytestmark = pytest.mark.slow
 
-COMMON = [*FAST_OVERRIDES, f"data.fasta={LAMBDA}", "trainer.max_steps=8", "trainer.val_check_interval=4"]
+# Not the defaults (debug=fast: 4 steps, validation every 2, lr 1e-3): a resume must keep them.
+COMMON = [*FAST_OVERRIDES, f"data.fasta={LAMBDA}", "trainer.max_steps=8", "trainer.val_check_interval=4",
+          "optim.lr=2e-3"]
 
 
 def _weights(path) -> dict[str, torch.Tensor]:
@@ -35,10 +40,15 @@ def test_a_signal_checkpoints_at_the_step_boundary_and_the_resume_matches_an_uni
     assert torch.load(run_dir / "hpc_ckpt_1.ckpt", map_location="cpu", weights_only=True)["global_step"] == 4
     assert not (run_dir / "summary.json").exists()
 
-    # The resume command it printed, with no other override, ends where an uninterrupted run ends.
-    resumed = run_cli("bigbird_dna.train", "ckpt_path=last", f"hydra.run.dir={run_dir}", "trainer.max_steps=8",
-                      "trainer.val_check_interval=4", timeout=300)
+    # The resume command it printed, run as printed, ends where an uninterrupted run ends, with the
+    # run's own length, validation interval and learning-rate schedule.
+    printed = re.search(r"Resume with: python -m bigbird_dna\.train (.+)", stopped.stderr).group(1)
+    resumed = run_cli("bigbird_dna.train", *shlex.split(printed), timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
+    record = yaml.safe_load((run_dir / "config.resume-1.yaml").read_text())
+    assert record["trainer"]["max_steps"] == 8 and record["trainer"]["val_check_interval"] == 4
+    assert record["optim"]["lr"] == 2e-3
+    assert torch.load(run_dir / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=True)["global_step"] == 8
     straight = run_cli("bigbird_dna.train", *COMMON, f"hydra.run.dir={tmp_path / 'straight'}", timeout=300)
     assert straight.returncode == 0, straight.stderr[-3000:]
     ours, theirs = _weights(run_dir / "checkpoints" / "last.ckpt"), _weights(tmp_path / "straight" / "checkpoints" /

@@ -20,6 +20,14 @@ def test_removed_keys_are_dropped_and_moved_targets_renamed(tmp_path, monkeypatc
     assert upgraded.model.hidden_size == 8
 
 
+def test_callbacks_of_the_runtime_package_are_found_in_training():
+    saved = OmegaConf.create({"callbacks": {"rng": {"_target_": "bigbird_dna.runtime.faults.RNGState"},
+                                            "mine": {"_target_": "my.own.Callback"}}})
+    upgraded = upgrade_saved_config(saved)
+    assert upgraded.callbacks.rng._target_ == "bigbird_dna.training.faults.RNGState"
+    assert upgraded.callbacks.mine._target_ == "my.own.Callback"
+
+
 def test_a_checkpoints_saved_config_is_read_upgraded(tmp_path):
     run = tmp_path / "run"
     (run / "checkpoints").mkdir(parents=True)

@@ -68,7 +68,7 @@ def test_step_lines_also_reach_the_log_file_once(capsys, tmp_path):
 
 
 def test_the_terminal_bar_reads_the_metrics_at_most_twice_a_second(monkeypatch):
-    from bigbird_dna.runtime import progress
+    from bigbird_dna.training import progress
 
     reads = []
 
