@@ -57,6 +57,7 @@ from bigbird_dna.training.faults import (
     Preempted,
     arm_signal_handlers,
 )
+from bigbird_dna.training.overrides import unknown_key_hints
 from bigbird_dna.training.resolvers import instantiate, register_resolvers, target_class, to_plain
 from bigbird_dna.training.run_record import (
     command_overrides,
@@ -290,8 +291,9 @@ def cli() -> None:
         main()
     except SystemExit as stop:
         if stop.code == 1 and not _composed:
-            print("error: the config could not be composed from these overrides (Hydra's message above names the "
-                  "key); check spelling, or add a new key with +key=value.", file=sys.stderr, flush=True)
+            hints = unknown_key_hints([arg for arg in sys.argv[1:] if not arg.startswith("-")])
+            fix = "; ".join(hints) if hints else "check the spelling of the key Hydra names above"
+            print(f"error: the config could not be composed from these overrides: {fix}.", file=sys.stderr, flush=True)
             sys.exit(EXIT_INPUT_ERROR)
         raise
 

@@ -67,14 +67,21 @@ def test_unknown_record_in_split_lists(tmp_path):
     _assert_clean_failure(result, run_dir, "chrZ")
 
 
-@pytest.mark.parametrize("override", ["data.fastaa=x.fa", "trainer.max_stepz=3", "model=huge"])
-def test_unknown_override(tmp_path, override):
+@pytest.mark.parametrize("override, meant", [("data.fastaa=x.fa", "did you mean data.fasta=x.fa?"),
+                                             ("trainer.max_stepz=3", "did you mean trainer.max_steps=3?"),
+                                             ("max_steps=20", "did you mean trainer.max_steps=20?"),
+                                             ("model=huge", None)])
+def test_unknown_override(tmp_path, override, meant):
     result, run_dir = _train(tmp_path, override)
     assert result.returncode == 2, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
-    assert result.stderr.rstrip().splitlines()[-1].startswith("error: the config could not be composed")
+    last = result.stderr.rstrip().splitlines()[-1]
+    assert last.startswith("error: the config could not be composed"), last
+    assert "+key=value" not in last  # a new key nothing reads is not the fix
     key = override.split("=")[0].split(".")[-1]
     assert key in result.stderr, result.stderr
+    if meant:
+        assert meant in last, last
 
 
 def test_unwritable_output_directory(tmp_path):
