@@ -292,8 +292,8 @@ def cli() -> None:
     except SystemExit as stop:
         if stop.code == 1 and not _composed:
             hints = unknown_key_hints([arg for arg in sys.argv[1:] if not arg.startswith("-")])
-            fix = "; ".join(hints) if hints else "check the spelling of the key Hydra names above"
-            print(f"error: the config could not be composed from these overrides: {fix}.", file=sys.stderr, flush=True)
+            fix = "; ".join(hints) if hints else "check the spelling of the key Hydra names above."
+            print(f"error: the config could not be composed from these overrides: {fix}", file=sys.stderr, flush=True)
             sys.exit(EXIT_INPUT_ERROR)
         raise
 
