@@ -15,7 +15,7 @@ from lightning.pytorch.utilities import rank_zero_info
 from torch.utils.data import DataLoader, Dataset
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.runtime.distributed import rank_and_world_size
+from bigbird_dna.runtime.shards import rank_and_world_size
 from bigbird_dna.tokenizer.specials import padding_mask_or_none
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,8 @@ of a region is shorter when the region does not divide evenly (tails under ``min
 dropped). For very large genomes ``max_windows`` caps the count: evenly spaced tiles are kept, so
 the sample still spans every region in proportion to its length.
 
-Windows are dealt to ranks and then to DataLoader workers by index, like
+Windows are dealt to ranks and then to DataLoader workers by index
+(:meth:`~bigbird_dna.runtime.shards.Shard.indices`), like
 :class:`~bigbird_dna.genome.windows.GenomeWindows`; each is ``{"seq", "record", "start", "end",
 "strand": "+", "index"}``. Windows made only of N/IUPAC codes are skipped.
 """
@@ -18,13 +19,13 @@ import os
 from typing import Iterator, Sequence
 
 import numpy as np
-import torch.distributed as dist
-from torch.utils.data import IterableDataset, get_worker_info
+from torch.utils.data import IterableDataset
 
+from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta import Genome
 from bigbird_dna.genome.sequence import ambiguous_fraction
 from bigbird_dna.genome.splits import Region
-from bigbird_dna.errors import InputError
+from bigbird_dna.runtime.shards import current_shard
 
 
 def tile_regions(regions: Sequence[Region], window_bp: int, stride_bp: int | None = None,
@@ -70,12 +71,8 @@ class TiledWindows(IterableDataset):
         return len(self.tiles)
 
     def __iter__(self) -> Iterator[dict]:
-        rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_available() and dist.is_initialized() \
-            else (0, 1)
-        info = get_worker_info()
-        worker, workers = (info.id, info.num_workers) if info else (0, 1)
         with Genome(self.fasta, uppercase=self.uppercase) as genome:
-            for index in range(rank + world * worker, len(self.tiles), world * workers):
+            for index in current_shard().indices(len(self.tiles)):
                 item = self.read(genome, index)
                 if item is not None:
                     yield item

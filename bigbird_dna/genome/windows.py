@@ -25,7 +25,8 @@ never from global NumPy state, so forked DataLoader workers do not repeat each o
   The windows depend only on ``seed``, not on the epoch or on how many ranks and workers share
   them; there is no reverse-complement augmentation.
 
-Window indices ``0..num_windows-1`` are dealt to ranks first, then to workers, so each epoch yields
+Window indices ``0..num_windows-1`` are dealt to ranks first, then to workers
+(:meth:`~bigbird_dna.runtime.shards.Shard.indices`), so each epoch yields
 ``num_windows`` windows in all and ranks differ by at most one. ``__len__`` is
 ``num_windows // world_size``, which every rank reaches, so Lightning (which stops an epoch after
 ``len(dataloader)`` batches) runs the same number of steps on every rank. With several workers, each
@@ -41,10 +42,9 @@ already consumed this epoch, so a run restarted from a checkpoint sees exactly t
 the uninterrupted run would have seen next. Random draws cannot be jumped over (rejection
 sampling consumes a variable amount of randomness), so the skipped windows are drawn again and
 dropped; this costs one genome read per skipped window, no tokenization. With several DataLoader
-workers the loader deals batches round-robin, always starting at worker 0, so the shards are
-rotated: resumed worker ``w`` continues the stream of original worker ``(w + batches) % workers``.
-This is exact while the world size, worker count and batch size stay the same, and while every
-worker emits whole batches (see above).
+workers the shards are rotated to continue the loader's round-robin where it stopped
+(:func:`~bigbird_dna.runtime.shards.current_shard`). This is exact while the world size, worker
+count and batch size stay the same, and while every worker emits whole batches (see above).
 
 One :class:`~bigbird_dna.genome.fasta.Genome` is opened lazily per process (each DataLoader worker),
 never in ``__init__`` and never shared across processes (a
@@ -57,16 +57,17 @@ import os
 from typing import Iterator, Sequence
 
 import numpy as np
-from torch.utils.data import IterableDataset, get_worker_info
+from torch.utils.data import IterableDataset
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.bed import Region
 from bigbird_dna.genome.fasta import GenomeHandle
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
-from bigbird_dna.runtime.distributed import rank_and_world_size
+from bigbird_dna.runtime.shards import Shard, current_shard
 
 MAX_TRIES = 1000  # draws per window before deciding the regions hold (almost) no valid window
 STRATUM_TRIES = 16  # fixed mode: draws inside a window's own slice before searching everywhere
+
 
 class GenomeWindows(IterableDataset):
     """Windows of ``window_bp`` bases from ``regions``, as ``{"seq", "record", "start", "end", "strand"}``.
@@ -140,36 +141,25 @@ class GenomeWindows(IterableDataset):
 
     def __len__(self) -> int:
         """Windows that every rank yields at least: ``num_windows // world_size``."""
-        return self.num_windows // rank_and_world_size()[1]
+        return self.num_windows // current_shard().world_size
 
     def __iter__(self) -> Iterator[dict]:
-        rank, world_size = rank_and_world_size()
-        info = get_worker_info()
-        worker, num_workers = (info.id, info.num_workers) if info else (0, 1)
-        skip = 0
-        if self._resume_batches:
-            # The resumed loader restarts its round-robin at worker 0, but the next batch is number
-            # `batches` of the epoch, which came from worker `batches % num_workers`.
-            worker = (worker + self._resume_batches) % num_workers
-            done_by_worker = max(0, -(-(self._resume_batches - worker) // num_workers))  # ceil
-            skip = done_by_worker * self._resume_batch_size
-        return self.iter_shard(rank, world_size, worker, num_workers, skip=skip)
+        return self.iter_shard(current_shard(self._resume_batches, self._resume_batch_size))
 
-    def iter_shard(self, rank: int, world_size: int, worker: int, num_workers: int,
-                   skip: int = 0) -> Iterator[dict]:
-        """The windows of one ``(rank, worker)`` shard, without its first ``skip`` windows;
-        :meth:`__iter__` picks the shard itself."""
-        indices = range(rank + world_size * worker, self.num_windows, world_size * num_workers)
+    def iter_shard(self, shard: Shard) -> Iterator[dict]:
+        """The windows of one shard, without its first ``shard.skip`` windows; :meth:`__iter__`
+        picks the calling process's shard."""
+        indices = shard.indices(self.num_windows)
         if self.fixed:
-            for index in indices[skip:]:
+            for index in indices[shard.skip:]:
                 stream = np.random.SeedSequence(self.seed, spawn_key=(index,))
                 yield {**self._draw(np.random.Generator(np.random.PCG64(stream)), stratum=index), "index": index}
         else:
-            entropy = [self.seed, self.epoch, rank, worker]
+            entropy = [self.seed, self.epoch, shard.rank, shard.worker]
             rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
             for position, index in enumerate(indices):
                 window = self._draw(rng, stratum=None)  # skipped windows are drawn too: same stream
-                if position >= skip:
+                if position >= shard.skip:
                     yield {**window, "index": index}
 
     def _draw(self, rng: np.random.Generator, stratum: int | None) -> dict:

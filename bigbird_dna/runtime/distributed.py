@@ -33,13 +33,6 @@ def register_slurm_resolver() -> None:
         OmegaConf.register_new_resolver("bigbird_dna.slurm_gpus", _slurm_gpus_per_node)
 
 
-def rank_and_world_size() -> tuple[int, int]:
-    """``(rank, world size)`` of the initialised process group, or ``(0, 1)`` without one."""
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        return torch.distributed.get_rank(), torch.distributed.get_world_size()
-    return 0, 1
-
-
 _DDP_ENV = ("MASTER_ADDR", "MASTER_PORT", "NODE_RANK", "LOCAL_RANK", "WORLD_SIZE")
 
 

@@ -13,6 +13,7 @@ from bigbird_dna.genome.fasta import prepare_genome
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.genome.splits import Region, resolve_splits
 from bigbird_dna.genome.windows import GenomeWindows
+from bigbird_dna.runtime.shards import Shard
 
 WINDOW = 400
 
@@ -23,7 +24,7 @@ def whole(records: dict[str, str], *names: str) -> list[Region]:
 
 def windows(toy, regions, num_windows=200, shard=(0, 1, 0, 1), seed=0, **kwargs) -> list[dict]:
     """All windows of one (rank, world_size, worker, num_workers) shard."""
-    return list(GenomeWindows(toy.fasta, regions, WINDOW, num_windows, seed, **kwargs).iter_shard(*shard))
+    return list(GenomeWindows(toy.fasta, regions, WINDOW, num_windows, seed, **kwargs).iter_shard(Shard(*shard)))
 
 
 def key(window: dict) -> tuple:
@@ -97,14 +98,14 @@ def test_each_rank_worker_epoch_and_seed_draws_its_own_windows(toy, other):
     base = GenomeWindows(toy.fasta, regions, WINDOW, 40, seed=0)
     changed = GenomeWindows(toy.fasta, regions, WINDOW, 40, seed=other.get("seed", 0))
     changed.set_epoch(other.get("epoch", 0))
-    ours = {key(w) for w in base.iter_shard(0, 2, 0, 2)}
-    theirs = {key(w) for w in changed.iter_shard(*other.get("shard", (0, 2, 0, 2)))}
+    ours = {key(w) for w in base.iter_shard(Shard(0, 2, 0, 2))}
+    theirs = {key(w) for w in changed.iter_shard(Shard(*other.get("shard", (0, 2, 0, 2))))}
     assert len(ours & theirs) <= 1
 
 
 def test_shards_split_num_windows_exactly_with_ranks_differing_by_at_most_one(toy):
     dataset = GenomeWindows(toy.fasta, whole(toy.records, "chrC"), WINDOW, 103, seed=0)
-    per_rank = [sum(len(list(dataset.iter_shard(rank, 2, worker, 3))) for worker in range(3))
+    per_rank = [sum(len(list(dataset.iter_shard(Shard(rank, 2, worker, 3)))) for worker in range(3))
                 for rank in range(2)]
     assert per_rank == [52, 51]
     assert len(dataset) == 103  # not distributed here: the one rank yields everything
@@ -112,10 +113,10 @@ def test_shards_split_num_windows_exactly_with_ranks_differing_by_at_most_one(to
 
 def test_fixed_windows_are_the_same_every_epoch_and_for_any_sharding(toy):
     dataset = GenomeWindows(toy.fasta, whole(toy.records, "chrA", "chrC"), WINDOW, 60, seed=3, fixed=True)
-    single = [key(w) for w in dataset.iter_shard(0, 1, 0, 1)]
+    single = [key(w) for w in dataset.iter_shard(Shard(0, 1, 0, 1))]
     dataset.set_epoch(5)
-    assert [key(w) for w in dataset.iter_shard(0, 1, 0, 1)] == single
-    shards = [[key(w) for w in dataset.iter_shard(rank, 2, worker, 2)]
+    assert [key(w) for w in dataset.iter_shard(Shard(0, 1, 0, 1))] == single
+    shards = [[key(w) for w in dataset.iter_shard(Shard(rank, 2, worker, 2))]
               for rank in range(2) for worker in range(2)]
     assert [len(shard) for shard in shards] == [15, 15, 15, 15]
     assert sorted(k for shard in shards for k in shard) == sorted(single)  # a partition: none repeated
@@ -162,7 +163,7 @@ def test_dataloader_workers_share_fixed_windows_without_duplicates(toy):
     dataset = GenomeWindows(toy.fasta, whole(toy.records, "chrA", "chrC"), WINDOW, 30, seed=0, fixed=True)
     loaded = [(record, start) for batch in DataLoader(dataset, batch_size=4, num_workers=2)
               for record, start in zip(batch["record"], batch["start"].tolist())]
-    assert sorted(loaded) == sorted((w["record"], w["start"]) for w in dataset.iter_shard(0, 1, 0, 1))
+    assert sorted(loaded) == sorted((w["record"], w["start"]) for w in dataset.iter_shard(Shard(0, 1, 0, 1)))
 
 
 @pytest.mark.parametrize("fixed", [False, True], ids=["random", "fixed"])
