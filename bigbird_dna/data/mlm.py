@@ -37,7 +37,6 @@ from bigbird_dna.data.loaders import (
 from bigbird_dna.data.markov_baseline import encode, select_and_fit
 from bigbird_dna.data.mlm_baselines import score_baselines
 from bigbird_dna.data.mlm_collator import MLMCollator
-from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.splits import resolve_splits, write_split_manifest
 from bigbird_dna.genome.tiles import TiledWindows
@@ -77,8 +76,6 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         train_records, val_records, test_records, holdout_fraction: the splits
             (:func:`~bigbird_dna.genome.splits.resolve_splits`).
         max_n_fraction: windows with a larger share of N/IUPAC codes are skipped.
-        uppercase: must be true (the default; kept so configs that spell it out still load). Every
-            tokenizer upper-cases its input, so soft-masking (lowercase) cannot reach the tokens.
         reverse_complement_prob: RC augmentation of train windows.
         windows_per_epoch: train windows per epoch, across ranks and workers.
         eval_windows: at most this many val/test windows; they tile the held-out regions.
@@ -93,16 +90,13 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
                  mask_prob: float = 0.15, eval_mask_prob: float | None = None, cache_dir: str | None = None,
                  train_records: list[str] | None = None, val_records: list[str] | None = None,
                  test_records: list[str] | None = None,
-                 holdout_fraction: float = 0.05, max_n_fraction: float = 0.1, uppercase: bool = True,
+                 holdout_fraction: float = 0.05, max_n_fraction: float = 0.1,
                  reverse_complement_prob: float = 0.5, windows_per_epoch: int = 4096, eval_windows: int = 4096,
                  eval_stride_bp: int | None = None, baseline_max_bp: int = 20_000_000, baseline_max_order: int = 10,
                  batch_size: int = 8, num_workers: int = 1):
         super().__init__()
         check_loader_settings(batch_size, num_workers)
-        if not uppercase:
-            raise InputError("data.uppercase=false has no effect: every tokenizer upper-cases its input, so "
-                             "soft-masked (lowercase) bases reach the model as ordinary bases. Drop the override.")
-        self.cfg = {"fasta": fasta, "window_bp": window_bp, "max_n_fraction": max_n_fraction, "uppercase": uppercase,
+        self.cfg = {"fasta": fasta, "window_bp": window_bp, "max_n_fraction": max_n_fraction,
                     "reverse_complement_prob": reverse_complement_prob, "windows_per_epoch": windows_per_epoch,
                     "eval_windows": eval_windows, "eval_stride_bp": eval_stride_bp,
                     "baseline_max_bp": baseline_max_bp, "baseline_max_order": baseline_max_order,
@@ -128,8 +122,7 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
 
     def training_text(self, total_bp: int) -> Iterator[str]:
         """Random chunks of the train split, about ``total_bp`` bases, to train a tokenizer on."""
-        return sample_training_chunks(self.fasta, self.splits["train"], total_bp=total_bp,
-                                      seed=self.seed, uppercase=self.cfg["uppercase"])
+        return sample_training_chunks(self.fasta, self.splits["train"], total_bp=total_bp, seed=self.seed)
 
     def attach_tokenizer(self, tokenizer: DNATokenizer, max_tokens: int) -> None:
         """Tokenize with ``tokenizer`` into at most ``max_tokens`` tokens (model context, with
@@ -138,8 +131,7 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         # A sample of train windows (fixed, seeded): token frequencies for the MLM output prior.
         prior_sample = GenomeWindows(self.fasta, self.splits["train"], window_bp=self.cfg["window_bp"],
                                      num_windows=min(256, self.cfg["windows_per_epoch"]), seed=self.seed + 3,
-                                     max_ambiguous_fraction=self.cfg["max_n_fraction"],
-                                     uppercase=self.cfg["uppercase"], fixed=True)
+                                     max_ambiguous_fraction=self.cfg["max_n_fraction"], fixed=True)
         self.train_token_counts = token_counts(tokenizer, [w["seq"] for w in prior_sample])
         if self.is_main_process:
             write_split_manifest(self.run_dir / "split_manifest.json", self.splits, str(self.cfg["fasta"]), {
@@ -185,7 +177,7 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         regions = self.splits["train"]
         if sum(r.length for r in regions) > cap:
             return list(sample_training_chunks(self.fasta, regions, total_bp=cap, min_chunk_bp=100_000,
-                                               max_chunk_bp=100_000, seed=self.seed, uppercase=True))
+                                               max_chunk_bp=100_000, seed=self.seed))
         with Genome(self.fasta) as genome:
             return [genome.fetch(record, start, end) for record, start, end in regions]
 
@@ -194,15 +186,14 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         if split != "train":
             with phase("tiling") as timing:
                 tiles = TiledWindows(self.fasta, self.splits[split], window_bp=self.cfg["window_bp"],
-                                     stride_bp=self.cfg["eval_stride_bp"], max_windows=self.cfg["eval_windows"],
-                                     uppercase=self.cfg["uppercase"])
+                                     stride_bp=self.cfg["eval_stride_bp"], max_windows=self.cfg["eval_windows"])
                 regions = counted(len(self.splits[split]), "region")
                 timing.detail = f"{split}: {counted(len(tiles), 'window')} over {regions}"
             return tiles
         return GenomeWindows(
             self.fasta, self.splits["train"], window_bp=self.cfg["window_bp"],
             num_windows=self.cfg["windows_per_epoch"], seed=self.seed,
-            max_ambiguous_fraction=self.cfg["max_n_fraction"], uppercase=self.cfg["uppercase"],
+            max_ambiguous_fraction=self.cfg["max_n_fraction"],
             reverse_complement_prob=self.cfg["reverse_complement_prob"],
         )
 

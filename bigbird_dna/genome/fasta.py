@@ -145,19 +145,19 @@ def _check_has_sequence(genome: Genome, source: Path) -> None:
 class Genome:
     """Read-only random access to the records of one indexed FASTA.
 
+    Bases come back upper-case (soft-masking is dropped); N and IUPAC codes are kept as they are,
+    N is never mapped to a base.
+
     Args:
         path: a path returned by :func:`prepare_genome`.
-        uppercase: upper-case soft-masked (lowercase) bases. N and IUPAC codes are kept as they are;
-            N is never mapped to a base.
     """
 
-    def __init__(self, path: str | os.PathLike, uppercase: bool = True):
+    def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        self.uppercase = uppercase
         try:
             self._fasta = pyfaidx.Fasta(
                 str(self.path),
-                sequence_always_upper=uppercase,
+                sequence_always_upper=True,
                 as_raw=True,
                 rebuild=False,
                 build_index=True,
@@ -205,19 +205,17 @@ class GenomeHandle:
 
     Args:
         fasta: a path returned by :func:`prepare_genome`.
-        uppercase: as for :class:`Genome`.
     """
 
-    def __init__(self, fasta: str | os.PathLike, uppercase: bool = True):
+    def __init__(self, fasta: str | os.PathLike):
         self.fasta = str(fasta)
-        self.uppercase = uppercase
         self._genome: Genome | None = None
         self._pid: int | None = None
 
     def get(self) -> Genome:
         """This process's open :class:`Genome`."""
         if self._genome is None or self._pid != os.getpid():
-            self._genome, self._pid = Genome(self.fasta, uppercase=self.uppercase), os.getpid()
+            self._genome, self._pid = Genome(self.fasta), os.getpid()
         return self._genome
 
     @property

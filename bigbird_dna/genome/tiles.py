@@ -10,7 +10,7 @@ the sample still spans every region in proportion to its length.
 Windows are dealt to ranks and then to DataLoader workers by index
 (:meth:`~bigbird_dna.runtime.shards.Shard.indices`), like
 :class:`~bigbird_dna.genome.windows.GenomeWindows`; each is ``{"seq", "record", "start", "end",
-"strand": "+", "index"}``. Windows made only of N/IUPAC codes are skipped.
+"strand": "+", "index"}``, its bases upper-case. Windows made only of N/IUPAC codes are skipped.
 """
 
 from __future__ import annotations
@@ -56,14 +56,12 @@ class TiledWindows(IterableDataset):
         fasta: a path returned by :func:`~bigbird_dna.genome.fasta.prepare_genome`.
         regions: the held-out regions (0-based, half-open).
         window_bp, stride_bp, max_windows: see :func:`tile_regions`.
-        uppercase: upper-case soft-masked bases.
     """
 
     def __init__(self, fasta: str | os.PathLike, regions: Sequence[Region], window_bp: int,
-                 stride_bp: int | None = None, max_windows: int | None = None, uppercase: bool = True):
+                 stride_bp: int | None = None, max_windows: int | None = None):
         super().__init__()
         self.fasta = str(fasta)
-        self.uppercase = uppercase
         self.tiles = tile_regions(regions, window_bp, stride_bp, max_windows)
         self.epoch = 0  # fixed windows: no epochs, kept for the loaders' bookkeeping
 
@@ -71,7 +69,7 @@ class TiledWindows(IterableDataset):
         return len(self.tiles)
 
     def __iter__(self) -> Iterator[dict]:
-        with Genome(self.fasta, uppercase=self.uppercase) as genome:
+        with Genome(self.fasta) as genome:
             for index in current_shard().indices(len(self.tiles)):
                 item = self.read(genome, index)
                 if item is not None:
@@ -87,7 +85,7 @@ class TiledWindows(IterableDataset):
 
     def iter_all(self) -> Iterator[dict]:
         """Every window in order, in this process (for the baselines, computed once on one rank)."""
-        with Genome(self.fasta, uppercase=self.uppercase) as genome:
+        with Genome(self.fasta) as genome:
             for index in range(len(self.tiles)):
                 item = self.read(genome, index)
                 if item is not None:

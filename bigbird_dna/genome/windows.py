@@ -11,7 +11,7 @@ weighted by length), the window is read, and it is rejected and redrawn if its
 construction: the setup costs O(number of regions), and each window costs one ``window_bp`` read
 plus a C-speed base count per try. On hg38 (about 5% N, mostly long gaps) a window takes about
 1.05 tries, so a 3 Gb genome costs the same per window as a phage. N is kept as N; soft-masked
-lowercase is upper-cased unless ``uppercase=False``.
+bases come back upper-case.
 
 **Randomness and sharding.** Every draw comes from a ``numpy.random.Generator(PCG64(SeedSequence))``,
 never from global NumPy state, so forked DataLoader workers do not repeat each other:
@@ -79,7 +79,6 @@ class GenomeWindows(IterableDataset):
         num_windows: windows per epoch, summed over all ranks and workers.
         seed: base seed of every random stream (a non-negative integer).
         max_ambiguous_fraction: windows with a larger fraction of N/IUPAC bases are redrawn.
-        uppercase: upper-case soft-masked bases; ``False`` keeps the mask.
         reverse_complement_prob: chance that a window is returned reverse-complemented (strand
             ``"-"``); random mode only.
         fixed: deterministic windows that depend only on ``seed`` (for validation/test).
@@ -90,7 +89,7 @@ class GenomeWindows(IterableDataset):
 
     def __init__(self, fasta: str | os.PathLike, regions: Sequence[Region], window_bp: int,
                  num_windows: int, seed: int, max_ambiguous_fraction: float = 0.1,
-                 uppercase: bool = True, reverse_complement_prob: float = 0.0, fixed: bool = False):
+                 reverse_complement_prob: float = 0.0, fixed: bool = False):
         super().__init__()
         if window_bp < 1 or num_windows < 0:
             raise InputError(f"window_bp={window_bp} must be positive and num_windows={num_windows} "
@@ -113,7 +112,6 @@ class GenomeWindows(IterableDataset):
         self.num_windows = num_windows
         self.seed = seed
         self.max_ambiguous_fraction = max_ambiguous_fraction
-        self.uppercase = uppercase
         self.reverse_complement_prob = reverse_complement_prob
         self.fixed = fixed
         self.epoch = 0
@@ -121,7 +119,7 @@ class GenomeWindows(IterableDataset):
         self._resume_batch_size = 0
         starts = [region.length - window_bp + 1 for region in self.regions]
         self._offsets = np.concatenate([[0], np.cumsum(starts, dtype=np.int64)])  # [R + 1]
-        self._genome = GenomeHandle(fasta, uppercase=uppercase)
+        self._genome = GenomeHandle(fasta)
 
     def set_epoch(self, epoch: int) -> None:
         """Select the random stream of ``epoch`` (random mode; fixed windows ignore it)."""

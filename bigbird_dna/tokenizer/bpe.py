@@ -48,9 +48,8 @@ _MAX_REJECTED_DRAWS = 1000
 
 def sample_training_chunks(fasta: str | os.PathLike, regions: list[tuple[str, int, int]] | None,
                            total_bp: int, min_chunk_bp: int = 1000, max_chunk_bp: int = 10000,
-                           seed: int = 0, max_ambiguous_fraction: float = 0.5,
-                           uppercase: bool = True) -> Iterator[str]:
-    """Random chunks of a genome to train a tokenizer on, reproducible from ``seed``.
+                           seed: int = 0, max_ambiguous_fraction: float = 0.5) -> Iterator[str]:
+    """Random chunks of a genome to train a tokenizer on, upper-case, reproducible from ``seed``.
 
     Chunk lengths are uniform in ``[min_chunk_bp, max_chunk_bp]``; regions are drawn in proportion
     to their length, so every base is equally likely to be sampled. Draws are with replacement: a
@@ -63,7 +62,6 @@ def sample_training_chunks(fasta: str | os.PathLike, regions: list[tuple[str, in
             ``min_chunk_bp`` are skipped.
         total_bp: bases to yield in all; the last chunk is cut to make the total exact.
         max_ambiguous_fraction: chunks with a larger fraction of non-ACGT bases are redrawn.
-        uppercase: upper-case soft-masked bases when reading.
 
     Yields:
         Chunk sequences (str).
@@ -76,7 +74,7 @@ def sample_training_chunks(fasta: str | os.PathLike, regions: list[tuple[str, in
         raise InputError(f"need total_bp > 0 and 1 <= min_chunk_bp <= max_chunk_bp, got total_bp={total_bp}, "
                          f"min_chunk_bp={min_chunk_bp}, max_chunk_bp={max_chunk_bp}.")
     rng = np.random.default_rng(seed)
-    with Genome(prepare_genome(fasta), uppercase=uppercase) as genome:
+    with Genome(prepare_genome(fasta)) as genome:
         if regions is None:
             regions = [(name, 0, length) for name, length in genome.record_lengths.items()]
         for record, start, end in regions:

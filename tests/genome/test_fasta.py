@@ -17,11 +17,12 @@ from bigbird_dna.genome.sequence import ambiguous_fraction
 INTERVALS = [(0, 0), (0, 1), (0, 60), (59, 61), (119, 241), (1000, 1400)]
 
 
-def assert_fetch_matches(path, expected: dict[str, str], uppercase: bool = False) -> None:
-    with Genome(path, uppercase=uppercase) as genome:
+def assert_fetch_matches(path, expected: dict[str, str]) -> None:
+    """Fetches from ``path`` give ``expected``, upper-cased."""
+    with Genome(path) as genome:
         assert genome.record_lengths == {name: len(seq) for name, seq in expected.items()}
         for name, seq in expected.items():
-            seq = seq.upper() if uppercase else seq
+            seq = seq.upper()
             for start, end in [*INTERVALS, (len(seq) - 7, len(seq)), (0, len(seq))]:
                 if end <= len(seq):
                     assert genome.fetch(name, start, end) == seq[start:end], (name, start, end)
@@ -37,15 +38,14 @@ def test_plain_multi_record_fetch_is_0_based_half_open_like_biopython(write_fast
 
 
 def test_real_lambda_fasta_with_70bp_lines_matches_biopython(lambda_fasta, biopython_records):
-    assert_fetch_matches(prepare_genome(lambda_fasta), biopython_records(lambda_fasta), uppercase=True)
+    assert_fetch_matches(prepare_genome(lambda_fasta), biopython_records(lambda_fasta))
 
 
-def test_soft_mask_is_upper_cased_by_default_and_kept_on_request(toy):
-    with Genome(toy.fasta) as upper, Genome(toy.fasta, uppercase=False) as raw:
-        start, end = toy.soft_mask[0] - 5, toy.soft_mask[1] + 5
-        assert upper.fetch("chrA", start, end) == toy.records["chrA"][start:end].upper()
-        assert raw.fetch("chrA", start, end) == toy.records["chrA"][start:end]
-        assert raw.fetch("chrA", *toy.soft_mask).islower()
+def test_soft_masked_bases_come_back_upper_case(toy):
+    start, end = toy.soft_mask[0] - 5, toy.soft_mask[1] + 5
+    assert toy.records["chrA"][slice(*toy.soft_mask)].islower()
+    with Genome(toy.fasta) as genome:
+        assert genome.fetch("chrA", start, end) == toy.records["chrA"][start:end].upper()
 
 
 def test_n_runs_and_iupac_codes_are_kept_not_mapped_to_bases(toy):
