@@ -38,14 +38,12 @@ from bigbird_dna.data.markov_baseline import encode, select_and_fit
 from bigbird_dna.data.mlm_baselines import score_baselines
 from bigbird_dna.data.mlm_collator import MLMCollator
 from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.genome.splits import resolve_splits, write_split_manifest
 from bigbird_dna.genome.tiles import TiledWindows
 from bigbird_dna.genome.windows import GenomeWindows
 from bigbird_dna.runtime.phases import counted, human_size, phase
-from bigbird_dna.tokenizer import (
-    DNATokenizer,
-    sample_training_chunks,
-)
+from bigbird_dna.tokenizer import DNATokenizer
 
 log = logging.getLogger(__name__)
 

@@ -15,12 +15,13 @@ import argparse
 import time
 from pathlib import Path
 
-from bigbird_dna.version import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.genome.bed import Region, read_bed
 from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.runtime.atomic import ensure_writable_dir
-from bigbird_dna.tokenizer.bpe import sample_training_chunks, train_bpe_tokenizer
+from bigbird_dna.tokenizer.bpe import train_bpe_tokenizer
+from bigbird_dna.version import __version__
 
 
 def split_holdout(regions: list[Region], fraction: float) -> tuple[list[Region], list[Region]]:

@@ -22,8 +22,8 @@ from bigbird_dna.data.annotation.output import write_task
 from bigbird_dna.data.annotation.promoters import NEGATIVE_KINDS, PromoterSettings
 from bigbird_dna.data.labelled import LabelledDataModule, LabelledSequences
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.genome.splits import SPLITS, write_split_manifest
-from bigbird_dna.tokenizer import sample_training_chunks
 
 log = logging.getLogger(__name__)
 

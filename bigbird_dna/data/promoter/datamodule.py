@@ -41,9 +41,9 @@ from bigbird_dna.data.promoter.files import read_labelled
 from bigbird_dna.data.promoter.negatives import deepromoter_negative
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta import Genome, GenomeHandle, prepare_genome
+from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.genome.splits import SPLITS, resolve_splits, write_split_manifest
 from bigbird_dna.runtime.atomic import write_text_atomic
-from bigbird_dna.tokenizer import sample_training_chunks
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +104,8 @@ class EpdnewPromoterData(LabelledDataModule):
     def __init__(self, seed: int, run_dir: str | Path, is_main_process: bool = True, **data: Any):
         unset = [key for key in ("fasta", "bed") if not data.get(key)]
         if unset:
-            raise InputError(f"data.{' and data.'.join(unset)} not set: data=promoter_epdnew needs data.fasta=GENOME.fa "
-                             "and data.bed=EPDNEW.bed (or use data=promoter_labelled).")
+            raise InputError(f"data.{' and data.'.join(unset)} not set: data=promoter_epdnew needs "
+                             "data.fasta=GENOME.fa and data.bed=EPDNEW.bed (or use data=promoter_labelled).")
         self.fasta = prepare_genome(data["fasta"], data.get("cache_dir"))
         with Genome(self.fasta) as genome:
             lengths = genome.record_lengths
