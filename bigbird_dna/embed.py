@@ -25,13 +25,13 @@ import sys
 from pathlib import Path
 from typing import Iterator
 
-from bigbird_dna.version import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.bed import Region, read_bed
-from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.fasta_stream import iter_fasta
 from bigbird_dna.runtime.atomic import atomic_paths
 from bigbird_dna.runtime.malloc import keep_freed_memory
+from bigbird_dna.version import __version__
 
 CHUNK = 256  # sequences embedded per call: bounds memory on a long stream
 
@@ -77,7 +77,7 @@ def check_args(args: argparse.Namespace) -> None:
 def iter_sequences(args: argparse.Namespace) -> Iterator[tuple[Region, str]]:
     """``(region, bases)``: BED intervals, or whole records, or their windows."""
     if args.bed:
-        genome = Genome(prepare_genome(args.fasta))
+        genome = open_genome(args.fasta)
         for region in read_bed(args.bed):
             yield region, genome.fetch(*region)
         return

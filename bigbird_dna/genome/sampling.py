@@ -3,19 +3,18 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.reader import GenomeReader
 from bigbird_dna.genome.sequence import ambiguous_fraction
 
 _MAX_REJECTED_DRAWS = 1000
 
 
-def sample_training_chunks(fasta: str | os.PathLike, regions: Sequence[tuple[str, int, int]] | None,
+def sample_training_chunks(genome: GenomeReader, regions: Sequence[tuple[str, int, int]] | None,
                            total_bp: int, min_chunk_bp: int = 1000, max_chunk_bp: int = 10000,
                            seed: int = 0, max_ambiguous_fraction: float = 0.5) -> Iterator[str]:
     """Random chunks of a genome, upper-case, reproducible from ``seed``.
@@ -25,7 +24,7 @@ def sample_training_chunks(fasta: str | os.PathLike, regions: Sequence[tuple[str
     ``total_bp`` larger than the regions samples bases more than once.
 
     Args:
-        fasta: genome FASTA (plain, gzip or bgzip; see :func:`~bigbird_dna.genome.fasta.prepare_genome`).
+        genome: the genome to read.
         regions: ``(record, start, end)`` intervals, 0-based and half-open, to sample from, e.g.
             the TRAIN split only; ``None`` samples whole records. Regions shorter than
             ``min_chunk_bp`` are skipped.
@@ -43,38 +42,37 @@ def sample_training_chunks(fasta: str | os.PathLike, regions: Sequence[tuple[str
         raise InputError(f"need total_bp > 0 and 1 <= min_chunk_bp <= max_chunk_bp, got total_bp={total_bp}, "
                          f"min_chunk_bp={min_chunk_bp}, max_chunk_bp={max_chunk_bp}.")
     rng = np.random.default_rng(seed)
-    with Genome(prepare_genome(fasta)) as genome:
-        lengths = genome.record_lengths
-        if regions is None:
-            regions = [(name, 0, length) for name, length in lengths.items()]
-        for record, start, end in regions:
-            length = lengths.get(record)
-            if length is None or not 0 <= start <= end <= length:
-                raise InputError(f"region {record}:{start}-{end} is not inside {fasta} "
-                                 f"(record length {length}; 0-based, half-open coordinates).")
-        usable = [(r, s, e) for r, s, e in regions if e - s >= min_chunk_bp]
-        if not usable:
-            raise InputError(f"no region of {fasta} is at least {min_chunk_bp} bp long; lower min_chunk_bp "
-                             "or pass longer regions.")
-        sizes = np.array([e - s for _, s, e in usable], dtype=np.float64)
-        weights = sizes / sizes.sum()
-        remaining, rejected = total_bp, 0
-        while remaining > 0:
-            record, start, end = usable[rng.choice(len(usable), p=weights)]
-            size = min(int(rng.integers(min_chunk_bp, max_chunk_bp + 1)), end - start)
-            offset = start + int(rng.integers(0, end - start - size + 1))
-            chunk = genome.fetch(record, offset, offset + size)
-            if ambiguous_fraction(chunk) > max_ambiguous_fraction:
-                rejected += 1
-                if rejected >= _MAX_REJECTED_DRAWS:
-                    raise InputError(f"{rejected} chunks in a row of {fasta} were more than "
-                                     f"{max_ambiguous_fraction:.0%} N/ambiguous; pass regions with real "
-                                     "sequence or raise max_ambiguous_fraction.")
-                continue
-            rejected = 0
-            chunk = chunk[:remaining]
-            remaining -= len(chunk)
-            yield chunk
+    lengths = genome.record_lengths
+    if regions is None:
+        regions = [(name, 0, length) for name, length in lengths.items()]
+    for record, start, end in regions:
+        length = lengths.get(record)
+        if length is None or not 0 <= start <= end <= length:
+            raise InputError(f"region {record}:{start}-{end} is not inside {genome.path} "
+                             f"(record length {length}; 0-based, half-open coordinates).")
+    usable = [(r, s, e) for r, s, e in regions if e - s >= min_chunk_bp]
+    if not usable:
+        raise InputError(f"no region of {genome.path} is at least {min_chunk_bp} bp long; lower min_chunk_bp "
+                         "or pass longer regions.")
+    sizes = np.array([e - s for _, s, e in usable], dtype=np.float64)
+    weights = sizes / sizes.sum()
+    remaining, rejected = total_bp, 0
+    while remaining > 0:
+        record, start, end = usable[rng.choice(len(usable), p=weights)]
+        size = min(int(rng.integers(min_chunk_bp, max_chunk_bp + 1)), end - start)
+        offset = start + int(rng.integers(0, end - start - size + 1))
+        chunk = genome.fetch(record, offset, offset + size)
+        if ambiguous_fraction(chunk) > max_ambiguous_fraction:
+            rejected += 1
+            if rejected >= _MAX_REJECTED_DRAWS:
+                raise InputError(f"{rejected} chunks in a row of {genome.path} were more than "
+                                 f"{max_ambiguous_fraction:.0%} N/ambiguous; pass regions with real "
+                                 "sequence or raise max_ambiguous_fraction.")
+            continue
+        rejected = 0
+        chunk = chunk[:remaining]
+        remaining -= len(chunk)
+        yield chunk
 
 
 def first_bases(seqs: Iterable[str], total_bp: int) -> Iterator[str]:

@@ -11,7 +11,7 @@ weighted by length), the window is read, and it is rejected and redrawn if its
 construction: the setup costs O(number of regions), and each window costs one ``window_bp`` read
 plus a C-speed base count per try. On hg38 (about 5% N, mostly long gaps) a window takes about
 1.05 tries, so a 3 Gb genome costs the same per window as a phage. N is kept as N; soft-masked
-bases come back upper-case.
+bases come back upper-case, as every :class:`~bigbird_dna.genome.reader.GenomeReader` reads them.
 
 **Randomness and sharding.** Every draw comes from a ``numpy.random.Generator(PCG64(SeedSequence))``,
 never from global NumPy state, so forked DataLoader workers do not repeat each other:
@@ -46,14 +46,13 @@ workers the shards are rotated to continue the loader's round-robin where it sto
 (:func:`~bigbird_dna.runtime.shards.current_shard`). This is exact while the world size, worker
 count and batch size stay the same, and while every worker emits whole batches (see above).
 
-One :class:`~bigbird_dna.genome.fasta.Genome` is opened lazily per process (each DataLoader worker),
-never in ``__init__`` and never shared across processes (a
-:class:`~bigbird_dna.genome.fasta.GenomeHandle`).
+The genome's handle is opened lazily in each process that reads (each DataLoader worker), never in
+``__init__`` and never shared across processes
+(:class:`~bigbird_dna.genome.reader.GenomeReader`).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -61,7 +60,7 @@ from torch.utils.data import IterableDataset
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.bed import Region
-from bigbird_dna.genome.fasta import GenomeHandle
+from bigbird_dna.genome.reader import GenomeReader
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.runtime.shards import Shard, current_shard
 
@@ -73,7 +72,7 @@ class GenomeWindows(IterableDataset):
     """Windows of ``window_bp`` bases from ``regions``, as ``{"seq", "record", "start", "end", "strand"}``.
 
     Args:
-        fasta: a path returned by :func:`~bigbird_dna.genome.fasta.prepare_genome`.
+        genome: the genome (each process opens its own handle).
         regions: where windows may lie (0-based, half-open); regions shorter than a window are unused.
         window_bp: window length in bases.
         num_windows: windows per epoch, summed over all ranks and workers.
@@ -87,7 +86,7 @@ class GenomeWindows(IterableDataset):
         InputError: bad settings, or no region as long as a window.
     """
 
-    def __init__(self, fasta: str | os.PathLike, regions: Sequence[Region], window_bp: int,
+    def __init__(self, genome: GenomeReader, regions: Sequence[Region], window_bp: int,
                  num_windows: int, seed: int, max_ambiguous_fraction: float = 0.1,
                  reverse_complement_prob: float = 0.0, fixed: bool = False):
         super().__init__()
@@ -102,7 +101,7 @@ class GenomeWindows(IterableDataset):
         if fixed and reverse_complement_prob > 0:
             raise InputError("reverse-complement augmentation applies to random (training) windows "
                              "only: set reverse_complement_prob=0 for fixed validation/test windows.")
-        self.fasta = str(fasta)
+        self.genome = genome
         self.regions = [region for region in regions if region.length >= window_bp]
         if not self.regions:
             longest = max((region.length for region in regions), default=0)
@@ -119,7 +118,6 @@ class GenomeWindows(IterableDataset):
         self._resume_batch_size = 0
         starts = [region.length - window_bp + 1 for region in self.regions]
         self._offsets = np.concatenate([[0], np.cumsum(starts, dtype=np.int64)])  # [R + 1]
-        self._genome = GenomeHandle(fasta)
 
     def set_epoch(self, epoch: int) -> None:
         """Select the random stream of ``epoch`` (random mode; fixed windows ignore it)."""
@@ -161,7 +159,6 @@ class GenomeWindows(IterableDataset):
                     yield {**window, "index": index}
 
     def _draw(self, rng: np.random.Generator, stratum: int | None) -> dict:
-        genome = self._genome.get()
         total = int(self._offsets[-1])
         for attempt in range(MAX_TRIES):
             low, high = 0, total
@@ -172,13 +169,13 @@ class GenomeWindows(IterableDataset):
             k = int(np.searchsorted(self._offsets, position, side="right")) - 1
             region = self.regions[k]
             start = region.start + position - int(self._offsets[k])
-            seq = genome.fetch(region.record, start, start + self.window_bp)
+            seq = self.genome.fetch(region.record, start, start + self.window_bp)
             if ambiguous_fraction(seq) <= self.max_ambiguous_fraction:
                 break
         else:
             raise InputError(f"found no {self.window_bp} bp window with at most "
                              f"{self.max_ambiguous_fraction:.0%} N/ambiguous bases in {MAX_TRIES} tries "
-                             f"over {len(self.regions)} region(s) of {self.fasta}, e.g. "
+                             f"over {len(self.regions)} region(s) of {self.genome.path}, e.g. "
                              f"{region.record}:{region.start}-{region.end}: that sequence is (almost) all N. "
                              "Raise data.max_n_fraction, lower data.window_bp, or use records "
                              "with real sequence.")

@@ -30,10 +30,10 @@ import os
 import sys
 from pathlib import Path
 
-from bigbird_dna.version import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help, require_extra
 from bigbird_dna.runtime.cli_args import add_device_arguments
 from bigbird_dna.runtime.malloc import keep_freed_memory
+from bigbird_dna.version import __version__
 
 FORMATS = {".bedgraph": "bedgraph", ".bg": "bedgraph", ".bw": "bigwig", ".bigwig": "bigwig"}
 
@@ -83,13 +83,13 @@ def main(argv: list[str] | None = None) -> Path:
     from tqdm.auto import tqdm
 
     from bigbird_dna import BigBirdDNA
+    from bigbird_dna.genome import open_genome
     from bigbird_dna.genome.bed import read_bed
-    from bigbird_dna.genome.fasta import Genome, prepare_genome
     from bigbird_dna.inference.writers import TrackBins, write_track
     from bigbird_dna.runtime.atomic import atomic_paths
     from bigbird_dna.score.regions import check_region, merge_regions, parse_region, tile_region
 
-    genome = Genome(prepare_genome(args.genome))
+    genome = open_genome(args.genome)
     lengths = genome.record_lengths
     regions = [parse_region(text, lengths) for text in args.region]
     if args.bed:

@@ -34,10 +34,10 @@ import os
 import sys
 from pathlib import Path
 
-from bigbird_dna.version import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.runtime.cli_args import add_device_arguments
 from bigbird_dna.runtime.malloc import keep_freed_memory
+from bigbird_dna.version import __version__
 
 CHUNK = 256  # variants scored per call
 
@@ -82,12 +82,12 @@ def main(argv: list[str] | None = None) -> Path:
     from tqdm.auto import tqdm
 
     from bigbird_dna import BigBirdDNA
-    from bigbird_dna.genome.fasta import Genome, prepare_genome
+    from bigbird_dna.genome import open_genome
     from bigbird_dna.variants.output import VariantWriter
     from bigbird_dna.variants.vcf import ReadCounts, read_variants
     from bigbird_dna.variants.windows import fits, variant_windows
 
-    genome = Genome(prepare_genome(args.fasta))
+    genome = open_genome(args.fasta)
     model = BigBirdDNA.from_pretrained(args.model, device=args.device, precision=args.precision,
                                        cuda_graphs=args.cuda_graphs)
     window = default_window(model, args.window)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from bigbird_dna.data.mlm import MLMCollator, ResumableLoader
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.splits import Region
 from bigbird_dna.genome.windows import GenomeWindows
 from bigbird_dna.runtime.shards import Shard
@@ -17,10 +17,9 @@ from tests.conftest import LAMBDA
 
 @pytest.fixture(scope="module")
 def windows(tmp_path_factory):
-    fasta = prepare_genome(LAMBDA, tmp_path_factory.mktemp("cache"))
-    with Genome(fasta) as genome:
-        regions = [Region(name, 0, length) for name, length in genome.record_lengths.items()]
-    return GenomeWindows(fasta, regions, window_bp=300, num_windows=48, seed=5, reverse_complement_prob=0.5)
+    genome = open_genome(LAMBDA, tmp_path_factory.mktemp("cache"))
+    regions = [Region(name, 0, length) for name, length in genome.record_lengths.items()]
+    return GenomeWindows(genome, regions, window_bp=300, num_windows=48, seed=5, reverse_complement_prob=0.5)
 
 
 def _ids(items):

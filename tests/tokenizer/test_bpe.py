@@ -13,6 +13,7 @@ import pytest
 from tokenizers import Tokenizer, models
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.tokenizer import (
     ALPHABET,
@@ -27,7 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def chunks() -> list[str]:
-    return list(sample_training_chunks(LAMBDA, None, total_bp=200_000, seed=0))
+    return list(sample_training_chunks(open_genome(LAMBDA), None, total_bp=200_000, seed=0))
 
 
 @pytest.fixture(scope="module")

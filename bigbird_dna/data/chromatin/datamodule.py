@@ -41,7 +41,7 @@ from bigbird_dna.data.loaders import (
     pins_memory,
 )
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.intervals import check_intervals
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.runtime.atomic import write_text_atomic
@@ -219,9 +219,8 @@ class ChromatinDataModule(LabelledDataModule):
 
     def _datasets_intervals(self, seed: int) -> tuple[dict, dict]:
         cfg = self.cfg
-        fasta = prepare_genome(cfg["fasta"], cfg.get("cache_dir"))
-        with Genome(fasta) as genome:
-            lengths = genome.record_lengths
+        genome = open_genome(cfg["fasta"], cfg.get("cache_dir"))
+        lengths = genome.record_lengths  # prepared here, before any DataLoader worker starts
         intervals = read_labelled_intervals(cfg["intervals"], self.num_labels, cfg["label_column"])
         check_intervals(intervals.bins(), lengths, cfg["context_bp"], cfg["pad_ends"], str(cfg["intervals"]))
         self.label_names = intervals.label_names
@@ -231,7 +230,7 @@ class ChromatinDataModule(LabelledDataModule):
             evaluation = split != "train"
             both = evaluation and cfg["eval_reverse_complement"]
             augment = 0.0 if evaluation else cfg["reverse_complement_prob"]
-            datasets[split] = IntervalWindows(fasta, bins, cfg["context_bp"], reverse_complement_prob=augment,
+            datasets[split] = IntervalWindows(genome, bins, cfg["context_bp"], reverse_complement_prob=augment,
                                               both_strands=both)
             if evaluation:
                 self.rc_pairs[split] = rc_pairs(len(datasets[split]), "halves" if both else None)
