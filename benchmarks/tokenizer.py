@@ -64,11 +64,11 @@ def best_of(repeats: int, fn) -> tuple[float, float]:
 
 def measure(args: argparse.Namespace) -> list[dict]:
     """Worker: time encode / encode_batch for each window size in this process's thread pool."""
-    from bigbird_dna.genome.fasta import Genome, prepare_genome
+    from bigbird_dna.genome import open_genome
     from bigbird_dna.tokenizer import DNATokenizer
 
     tokenizer = DNATokenizer.load(args.tokenizer)
-    with Genome(prepare_genome(args.fasta)) as genome:
+    with open_genome(args.fasta) as genome:
         genome_seq = "".join(genome.fetch(name, 0, length) for name, length in genome.record_lengths.items())
     rows = []
     for window in map(int, args.windows_bp.split(",")):
@@ -93,10 +93,12 @@ def run_worker(args: argparse.Namespace, tokenizer_path: Path, threads: int) -> 
 
 
 def trained_tokenizer(args: argparse.Namespace, folder: Path) -> tuple[Path, float]:
-    from bigbird_dna.tokenizer import sample_training_chunks, train_bpe_tokenizer
+    from bigbird_dna.genome import open_genome
+    from bigbird_dna.genome.sampling import sample_training_chunks
+    from bigbird_dna.tokenizer import train_bpe_tokenizer
 
     started = time.perf_counter()
-    chunks = sample_training_chunks(args.fasta, None, args.sample_bp, seed=0)
+    chunks = sample_training_chunks(open_genome(args.fasta), None, args.sample_bp, seed=0)
     tokenizer = train_bpe_tokenizer(chunks, args.vocab_size, args.max_token_length)
     return tokenizer.save(folder / "tokenizer.json"), time.perf_counter() - started
 

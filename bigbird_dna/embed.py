@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Iterator
 
 from bigbird_dna.errors import InputError, exit_on_input_error
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.bed import Region, read_bed
-from bigbird_dna.genome.fasta import Genome, prepare_genome
 from bigbird_dna.genome.fasta_stream import iter_fasta
 from bigbird_dna.runtime.atomic import atomic_paths
 from bigbird_dna.runtime.cli_args import parser_from_doc, run_inference_cli
@@ -73,7 +73,7 @@ def check_args(args: argparse.Namespace) -> None:
 def iter_sequences(args: argparse.Namespace) -> Iterator[tuple[Region, str]]:
     """``(region, bases)``: BED intervals, or whole records, or their windows."""
     if args.bed:
-        genome = Genome(prepare_genome(args.fasta))
+        genome = open_genome(args.fasta)
         for region in read_bed(args.bed):
             yield region, genome.fetch(*region)
         return

@@ -27,9 +27,9 @@ from bigbird_dna.data.loaders import (
     pins_memory,
 )
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.sampling import first_bases
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.tokenizer import DNATokenizer
-from bigbird_dna.tokenizer.provision import first_bases
 from bigbird_dna.tokenizer.specials import encode_with_specials
 
 

@@ -1,11 +1,11 @@
 """Genome windows -> tokenized, masked MLM batches, as a Lightning DataModule.
 
 Set-up happens once, in the launching process, before any DataLoader worker or DDP rank starts:
-the FASTA is prepared and indexed, the splits resolved, the tokenizer loaded or trained on the
-train split, and the split manifest written to the run directory. DDP ranks other than 0 write
-nothing: they wait for the run directory's ``tokenizer.json`` from rank 0 (already there when
-Lightning starts them; under ``srun`` every rank starts at once) and load it, never training
-their own.
+the genome is opened and prepared (:func:`~bigbird_dna.genome.open_genome`), the splits
+resolved, the tokenizer loaded or trained on the train split, and the split manifest written to
+the run directory. DDP ranks other than 0 write nothing: they wait for the run directory's
+``tokenizer.json`` from rank 0 (already there when Lightning starts them; under ``srun`` every
+rank starts at once) and load it, never training their own.
 
 The train loader is resumable: its ``state_dict`` (saved by Lightning in every checkpoint) holds
 the epoch and the number of batches this epoch already consumed, and a run restarted from that
@@ -37,18 +37,16 @@ from bigbird_dna.data.loaders import (
 from bigbird_dna.data.markov_baseline import encode, select_and_fit
 from bigbird_dna.data.mlm_baselines import score_baselines
 from bigbird_dna.data.mlm_collator import MLMCollator
-from bigbird_dna.data.tiled_windows import TiledWindows
-from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome import open_genome
+from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.genome.splits import resolve_splits, write_split_manifest
+from bigbird_dna.genome.tiles import TiledWindows
 from bigbird_dna.genome.windows import GenomeWindows
 from bigbird_dna.runtime.phases import counted, human_size, phase
-from bigbird_dna.tokenizer import (
-    DNATokenizer,
-    sample_training_chunks,
-)
+from bigbird_dna.tokenizer import DNATokenizer
 
 log = logging.getLogger(__name__)
+
 
 def token_counts(tokenizer: DNATokenizer, seqs: list[str]) -> torch.Tensor:
     """How often each token id occurs in ``seqs``: int64 ``[vocab_size]``."""
@@ -64,7 +62,7 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
     :mod:`bigbird_dna.tokenizer.provision`) writes the split manifest and counts tokens.
 
     Args:
-        fasta: the genome (plain, gzip or bgzip FASTA).
+        fasta: the genome file (:func:`~bigbird_dna.genome.open_genome`: plain, gzip or bgzip FASTA).
         window_bp: bases per window.
         seed: run seed (windows, masks).
         run_dir: where the split manifest goes.
@@ -77,8 +75,6 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         train_records, val_records, test_records, holdout_fraction: the splits
             (:func:`~bigbird_dna.genome.splits.resolve_splits`).
         max_n_fraction: windows with a larger share of N/IUPAC codes are skipped.
-        uppercase: must be true (the default; kept so configs that spell it out still load). Every
-            tokenizer upper-cases its input, so soft-masking (lowercase) cannot reach the tokens.
         reverse_complement_prob: RC augmentation of train windows.
         windows_per_epoch: train windows per epoch, across ranks and workers.
         eval_windows: at most this many val/test windows; they tile the held-out regions.
@@ -93,16 +89,13 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
                  mask_prob: float = 0.15, eval_mask_prob: float | None = None, cache_dir: str | None = None,
                  train_records: list[str] | None = None, val_records: list[str] | None = None,
                  test_records: list[str] | None = None,
-                 holdout_fraction: float = 0.05, max_n_fraction: float = 0.1, uppercase: bool = True,
+                 holdout_fraction: float = 0.05, max_n_fraction: float = 0.1,
                  reverse_complement_prob: float = 0.5, windows_per_epoch: int = 4096, eval_windows: int = 4096,
                  eval_stride_bp: int | None = None, baseline_max_bp: int = 20_000_000, baseline_max_order: int = 10,
                  batch_size: int = 8, num_workers: int = 1):
         super().__init__()
         check_loader_settings(batch_size, num_workers)
-        if not uppercase:
-            raise InputError("data.uppercase=false has no effect: every tokenizer upper-cases its input, so "
-                             "soft-masked (lowercase) bases reach the model as ordinary bases. Drop the override.")
-        self.cfg = {"fasta": fasta, "window_bp": window_bp, "max_n_fraction": max_n_fraction, "uppercase": uppercase,
+        self.cfg = {"fasta": fasta, "window_bp": window_bp, "max_n_fraction": max_n_fraction,
                     "reverse_complement_prob": reverse_complement_prob, "windows_per_epoch": windows_per_epoch,
                     "eval_windows": eval_windows, "eval_stride_bp": eval_stride_bp,
                     "baseline_max_bp": baseline_max_bp, "baseline_max_order": baseline_max_order,
@@ -118,33 +111,29 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
             # Rank 0 prepares the genome (index, decompressed copy) and the tokenizer first.
             wait_for_file(self.run_dir / "tokenizer.json")
 
-        self.fasta = prepare_genome(fasta, cache_dir)
-        with Genome(self.fasta) as genome:
-            lengths = genome.record_lengths
-        self.splits = resolve_splits(lengths, train_records, list(val_records or []), list(test_records or []),
-                                     holdout_fraction, min_length=window_bp)
+        self.genome = open_genome(fasta, cache_dir)
+        self.splits = resolve_splits(self.genome.record_lengths, train_records, list(val_records or []),
+                                     list(test_records or []), holdout_fraction, min_length=window_bp)
         self.datasets = {name: self._windows(name) for name in ("train", "val", "test")}
         self._baselines: dict[str, float] | None = None
 
     def training_text(self, total_bp: int) -> Iterator[str]:
         """Random chunks of the train split, about ``total_bp`` bases, to train a tokenizer on."""
-        return sample_training_chunks(self.fasta, self.splits["train"], total_bp=total_bp,
-                                      seed=self.seed, uppercase=self.cfg["uppercase"])
+        return sample_training_chunks(self.genome, self.splits["train"], total_bp=total_bp, seed=self.seed)
 
     def attach_tokenizer(self, tokenizer: DNATokenizer, max_tokens: int) -> None:
         """Tokenize with ``tokenizer`` into at most ``max_tokens`` tokens (model context, with
         [CLS] and [SEP]); count the tokens the reference metrics and the output prior need."""
         self.tokenizer, self.max_tokens = tokenizer, max_tokens
         # A sample of train windows (fixed, seeded): token frequencies for the MLM output prior.
-        prior_sample = GenomeWindows(self.fasta, self.splits["train"], window_bp=self.cfg["window_bp"],
+        prior_sample = GenomeWindows(self.genome, self.splits["train"], window_bp=self.cfg["window_bp"],
                                      num_windows=min(256, self.cfg["windows_per_epoch"]), seed=self.seed + 3,
-                                     max_ambiguous_fraction=self.cfg["max_n_fraction"],
-                                     uppercase=self.cfg["uppercase"], fixed=True)
+                                     max_ambiguous_fraction=self.cfg["max_n_fraction"], fixed=True)
         self.train_token_counts = token_counts(tokenizer, [w["seq"] for w in prior_sample])
         if self.is_main_process:
             write_split_manifest(self.run_dir / "split_manifest.json", self.splits, str(self.cfg["fasta"]), {
                 "window_bp": self.cfg["window_bp"], "seed": self.seed, "tokenizer_sha256": tokenizer.sha256,
-                "indexed_copy": str(self.fasta)})
+                "indexed_copy": str(self.genome.indexed_path)})
 
     def has_test_data(self) -> bool:
         """Whether the test split holds any region."""
@@ -184,25 +173,23 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         cap = int(self.cfg["baseline_max_bp"])
         regions = self.splits["train"]
         if sum(r.length for r in regions) > cap:
-            return list(sample_training_chunks(self.fasta, regions, total_bp=cap, min_chunk_bp=100_000,
-                                               max_chunk_bp=100_000, seed=self.seed, uppercase=True))
-        with Genome(self.fasta) as genome:
-            return [genome.fetch(record, start, end) for record, start, end in regions]
+            return list(sample_training_chunks(self.genome, regions, total_bp=cap, min_chunk_bp=100_000,
+                                               max_chunk_bp=100_000, seed=self.seed))
+        return [self.genome.fetch(record, start, end) for record, start, end in regions]
 
     def _windows(self, split: str) -> GenomeWindows | TiledWindows:
         """Train: random windows, drawn anew every epoch. Val/test: fixed tiles of the held-out regions."""
         if split != "train":
             with phase("tiling") as timing:
-                tiles = TiledWindows(self.fasta, self.splits[split], window_bp=self.cfg["window_bp"],
-                                     stride_bp=self.cfg["eval_stride_bp"], max_windows=self.cfg["eval_windows"],
-                                     uppercase=self.cfg["uppercase"])
+                tiles = TiledWindows(self.genome, self.splits[split], window_bp=self.cfg["window_bp"],
+                                     stride_bp=self.cfg["eval_stride_bp"], max_windows=self.cfg["eval_windows"])
                 regions = counted(len(self.splits[split]), "region")
                 timing.detail = f"{split}: {counted(len(tiles), 'window')} over {regions}"
             return tiles
         return GenomeWindows(
-            self.fasta, self.splits["train"], window_bp=self.cfg["window_bp"],
+            self.genome, self.splits["train"], window_bp=self.cfg["window_bp"],
             num_windows=self.cfg["windows_per_epoch"], seed=self.seed,
-            max_ambiguous_fraction=self.cfg["max_n_fraction"], uppercase=self.cfg["uppercase"],
+            max_ambiguous_fraction=self.cfg["max_n_fraction"],
             reverse_complement_prob=self.cfg["reverse_complement_prob"],
         )
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from bigbird_dna.data.promoter.negatives import deepromoter_negative
 from bigbird_dna.errors import InputError, exit_on_input_error
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.runtime.atomic import atomic_paths
 
@@ -80,7 +80,7 @@ def plant_promoters(fasta: str | os.PathLike, out_prefix: str | os.PathLike, num
     (0-based, half-open), named ``planted_<i>``.
     """
     rng = np.random.default_rng(seed)
-    with Genome(prepare_genome(fasta)) as genome:
+    with open_genome(fasta) as genome:
         records = {name: list(genome.fetch(name, 0, length)) for name, length in genome.record_lengths.items()}
     names = [n for n, s in records.items() if len(s) > 2 * margin_bp]
     if not names:

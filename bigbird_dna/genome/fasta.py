@@ -1,38 +1,41 @@
-"""Random access to a genome FASTA: plain, gzip or bgzip, one or many records.
+"""FASTA genomes, plain, gzip or bgzip, one or many records: :class:`FastaGenome`.
 
-Coordinates are 0-based and half-open (BED convention): ``fetch("chr1", 0, 10)`` returns the first
-ten bases of ``chr1``.
-
-Reading goes through pyfaidx, which needs a ``.fai`` index and random access:
+Random access goes through pyfaidx, which needs a ``.fai`` index and random access;
+:func:`prepare_genome` provides both, once, on first use of
+:attr:`~FastaGenome.record_lengths`:
 
 - a plain FASTA is indexed in place (or, if its folder is read-only, through a link in the cache);
 - a bgzip FASTA is read directly through its ``.fai``/``.gzi`` indexes;
-- a plain gzip FASTA cannot be read at random positions, so :func:`prepare_genome` decompresses it
-  **once** into a cached, indexed copy (:mod:`bigbird_dna.genome.cache`) and every later run and
-  every DataLoader worker reads that copy.
+- a plain gzip FASTA cannot be read at random positions, so it is decompressed **once** into a
+  cached, indexed copy (:mod:`bigbird_dna.genome.cache`) that every later run and every DataLoader
+  worker reads.
 
 Indexing is the ``index`` phase (:mod:`bigbird_dna.runtime.phases`). A ``.fai`` left from an older
 version of the FASTA is refused with the command to delete it, rather than read as short records.
+Prepare in the main process before DataLoader workers start: concurrent index creation clobbers the
+``.fai`` (mdshw5/pyfaidx#134).
 
-Call :func:`prepare_genome` in the main process before DataLoader workers start: concurrent index
-creation clobbers the ``.fai`` (mdshw5/pyfaidx#134). Then open one :class:`Genome` per worker, since
-a pyfaidx handle must not be shared across processes (mdshw5/pyfaidx#211): datasets hold a
-:class:`GenomeHandle`, which does that for them.
+The streamed pass (:meth:`FastaGenome.chunks`) reads the file itself, front to back, with
+:func:`~bigbird_dna.genome.fasta_stream.iter_chunks`: no index, no decompressed copy.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
+from typing import Iterator
 
 import pyfaidx
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.cache import cache_key, decompress_once, default_cache_dir
+from bigbird_dna.genome.fasta_stream import iter_chunks
+from bigbird_dna.genome.reader import CHUNK_BP, GenomeReader, RecordChunk
 from bigbird_dna.genome.text import GZIP_MAGIC, is_gzip
 from bigbird_dna.runtime.phases import counted, human_size, phase
 
-_BASES = frozenset("ACGTacgt")
+_BASES = frozenset("ACGT")
 _BASE_PROBE_BP = 1 << 20  # bases read at a time while looking for a first real base
 
 
@@ -54,46 +57,50 @@ def _readable_location(path: Path, cache_dir: Path) -> Path:
     return link
 
 
-def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None = None) -> Path:
-    """Check a FASTA, make it randomly readable and indexed, and return the path to open.
+def _open_indexed(path: Path) -> pyfaidx.Fasta:
+    """pyfaidx's upper-casing reader of a randomly readable FASTA, building its ``.fai`` if missing."""
+    try:
+        return pyfaidx.Fasta(str(path), sequence_always_upper=True, as_raw=True, rebuild=False, build_index=True)
+    except (pyfaidx.FastaIndexingError, pyfaidx.UnsupportedCompressionFormat, ValueError) as err:
+        raise InputError(f"malformed FASTA {path}: {str(err).rstrip('.')}. Fix the file "
+                         "(every line of a record but its last must have the same length).") from err
+
+
+def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None = None
+                   ) -> tuple[Path, dict[str, int]]:
+    """Check a FASTA, make it randomly readable and indexed; the path to open and the record lengths.
 
     Args:
-        path: FASTA file, plain, gzip or bgzip.
+        path: an existing, non-empty FASTA file, plain, gzip or bgzip
+            (:func:`~bigbird_dna.genome.open_genome` checks that first).
         cache_dir: where decompressed copies of plain-gzip files live (default
             :func:`~bigbird_dna.genome.cache.default_cache_dir`).
 
     Returns:
-        The path that :class:`Genome` should open (the input itself, or its cached copy).
+        ``(indexed path, {record: length})``: the path pyfaidx opens (the input itself, its cached
+        copy, or a link to it in the cache), and the lengths in bases, in file order.
 
     Raises:
-        InputError: the file is missing, empty, not FASTA, malformed, holds no sequence, or has a
-            stale ``.fai`` (records past the end of the file); a gzip copy cannot be written or the
-            gzip is truncated (see :func:`~bigbird_dna.genome.cache.decompress_once`).
+        InputError: the file is not FASTA, malformed, holds no sequence, or has a stale ``.fai``
+            (records past the end of the file); a gzip copy cannot be written or the gzip is
+            truncated (see :func:`~bigbird_dna.genome.cache.decompress_once`).
     """
-    path = Path(path).expanduser()
-    cache = Path(cache_dir) if cache_dir else default_cache_dir()
-    if path.is_dir():
-        raise InputError(f"genome FASTA {path} is a directory, not a file. Set data.fasta=PATH to the FASTA "
-                         "file inside it.")
-    if not path.is_file():
-        raise InputError(f"genome FASTA not found: {path}. Set data.fasta=PATH to an existing FASTA file.")
-    if path.stat().st_size == 0:
-        raise InputError(f"genome FASTA is empty: {path}. Point data.fasta at a FASTA with sequence records.")
-    original, copy = path, None
+    path = original = Path(path).expanduser()
+    cache_dir, copy = Path(cache_dir) if cache_dir else default_cache_dir(), None
     if is_gzip(path) and not _is_bgzip(path):
-        path = copy = decompress_once(path, cache)
+        path = copy = decompress_once(path, cache_dir)
     try:
         with open(path, "rb") as handle:
             first = handle.read(1)
         if not is_gzip(path) and first != b">":
             raise InputError(f"{original} is not a FASTA file: it should start with '>' (a record header).")
-        path = _readable_location(path, cache)
+        path = _readable_location(path, cache_dir)
         indexed = Path(f"{path}.fai").exists()
         # Builds and checks the .fai once, here, before any worker starts; slow only when building.
-        with phase("index", quiet_below=1.0 if indexed else 0.0) as timing, Genome(path) as genome:
-            _check_index_fits(genome, original)
-            _check_has_sequence(genome, original)
-            lengths = genome.record_lengths
+        with phase("index", quiet_below=1.0 if indexed else 0.0) as timing, _open_indexed(path) as fasta:
+            _check_index_fits(fasta, path, original)
+            lengths = {name: len(record) for name, record in fasta.records.items()}
+            _check_has_sequence(fasta, lengths, original)
             timing.detail = (f"{'read' if indexed else 'built'} {path}.fai: {counted(len(lengths), 'record')}, "
                              f"{human_size(sum(lengths.values()), 'bp')}")
     except InputError as err:
@@ -102,7 +109,7 @@ def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None 
         for junk in (copy, Path(f"{copy}.fai")):  # a bad copy must not be found again next run
             junk.unlink(missing_ok=True)
         raise InputError(str(err).replace(str(copy), f"{original} (once decompressed)")) from err
-    return path
+    return path, lengths
 
 
 def _stale_index(fai: Path, source: Path, why: str) -> InputError:
@@ -110,125 +117,78 @@ def _stale_index(fai: Path, source: Path, why: str) -> InputError:
                       f"Delete the stale index (rm {fai}) and run again to rebuild it.")
 
 
-def _check_index_fits(genome: Genome, source: Path) -> None:
+def _check_index_fits(fasta: pyfaidx.Fasta, path: Path, source: Path) -> None:
     """Refuse a ``.fai`` whose records end past the end of a plain FASTA (one written for an older,
     longer version of the file): pyfaidx would silently return short sequences."""
-    if is_gzip(genome.path):
-        return  # bgzip: the .fai holds uncompressed offsets, checked on read by fetch()
-    size = genome.path.stat().st_size
-    for name, entry in genome.index_entries().items():
+    if is_gzip(path):
+        return  # bgzip: the .fai holds uncompressed offsets, checked on read by FastaGenome.fetch
+    size = path.stat().st_size
+    for name, entry in fasta.faidx.index.items():
         if entry.rlen == 0:
             continue
         last = entry.offset + (entry.rlen - 1) // entry.lenc * entry.lenb + (entry.rlen - 1) % entry.lenc
         if last >= size:
-            raise _stale_index(Path(f"{genome.path}.fai"), source,
+            raise _stale_index(Path(f"{path}.fai"), source,
                                f"record {name!r} ends at byte {last + 1:,}, past the end of the file ({size:,} bytes)")
 
 
-def _check_has_sequence(genome: Genome, source: Path) -> None:
+def _check_has_sequence(fasta: pyfaidx.Fasta, lengths: dict[str, int], source: Path) -> None:
     """Refuse a FASTA with no records, only empty records, or not one A/C/G/T base (all N/IUPAC).
 
     Reads only until the first base is found: one chunk for any real genome."""
-    if not genome.record_lengths:
+    if not lengths:
         raise InputError(f"{source} holds no FASTA records. Check that it is a FASTA file.")
-    total = sum(genome.record_lengths.values())
+    total = sum(lengths.values())
     if total == 0:
         raise InputError(f"every record in {source} is empty. The genome needs sequence to train on.")
-    for record, length in genome.record_lengths.items():
+    for record, length in lengths.items():
         for start in range(0, length, _BASE_PROBE_BP):
-            if _BASES & set(genome.fetch(record, start, min(start + _BASE_PROBE_BP, length))):
+            if _BASES & set(fasta[record][start:min(start + _BASE_PROBE_BP, length)]):
                 return
     raise InputError(f"{source} holds no A, C, G or T: all {total:,} bp are N or other ambiguous codes, so there "
                      "is nothing to train on or predict. Check that it is the right genome.")
 
 
-class Genome:
-    """Read-only random access to the records of one indexed FASTA.
+class FastaGenome(GenomeReader):
+    """A FASTA genome, plain, gzip or bgzip (see the module docstring); a plain gzip is decompressed
+    once into ``cache_dir``. Arguments as for :class:`~bigbird_dna.genome.reader.GenomeReader`."""
 
-    Args:
-        path: a path returned by :func:`prepare_genome`.
-        uppercase: upper-case soft-masked (lowercase) bases. N and IUPAC codes are kept as they are;
-            N is never mapped to a base.
-    """
+    description = "a FASTA file (plain, gzip or bgzip; its first line a '>' record header)"
+    _prepared: tuple[Path, dict[str, int]] | None = None
 
-    def __init__(self, path: str | os.PathLike, uppercase: bool = True):
-        self.path = Path(path)
-        self.uppercase = uppercase
-        try:
-            self._fasta = pyfaidx.Fasta(
-                str(self.path),
-                sequence_always_upper=uppercase,
-                as_raw=True,
-                rebuild=False,
-                build_index=True,
-            )
-        except (pyfaidx.FastaIndexingError, pyfaidx.UnsupportedCompressionFormat, ValueError) as err:
-            raise InputError(f"malformed FASTA {self.path}: {str(err).rstrip('.')}. Fix the file "
-                             "(every line of a record but its last must have the same length).") from err
-        self.record_lengths: dict[str, int] = {name: len(rec) for name, rec in self._fasta.records.items()}
+    @classmethod
+    def accepts(cls, path: Path) -> bool:
+        """A '>' first (a plain FASTA) or the gzip magic bytes (gzip or bgzip, checked when prepared)."""
+        with open(path, "rb") as handle:
+            head = handle.read(2)
+        return head[:1] == b">" or head == GZIP_MAGIC
 
-    def fetch(self, record: str, start: int, end: int) -> str:
-        """Bases ``[start, end)`` of ``record`` (0-based, half-open)."""
-        length = self.record_lengths.get(record)
-        if length is None:
-            raise InputError(f"contig {record!r} is not in {self.path}. Known contigs: "
-                             f"{', '.join(list(self.record_lengths)[:10])}.")
-        if not 0 <= start <= end <= length:
-            raise InputError(f"interval {record}:{start}-{end} runs outside the contig, which is "
-                             f"{length} bp long (0-based, half-open coordinates).")
-        seq = self._fasta[record][start:end]
-        if len(seq) != end - start:  # pyfaidx reads past the end of a shrunken file without a word
-            raise _stale_index(Path(f"{self.path}.fai"), self.path, f"{record}:{start}-{end} read {len(seq)} of "
-                               f"{end - start} bases")
-        return seq
-
-    def index_entries(self) -> dict:
-        """pyfaidx's ``.fai`` entries by record: ``offset``, ``rlen``, ``lenc``, ``lenb`` (bytes)."""
-        return dict(self._fasta.faidx.index)
-
-    def close(self) -> None:
-        self._fasta.close()
-
-    def __enter__(self) -> "Genome":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-class GenomeHandle:
-    """The process-local :class:`Genome` of one FASTA, for datasets that DataLoader workers copy.
-
-    :meth:`get` opens the genome on first use in each process (a handle inherited through fork
-    shares its file offset with the parent, pyfaidx#211), and pickling drops the open handle, so a
-    dataset holding a ``GenomeHandle`` can be sent to workers as it is.
-
-    Args:
-        fasta: a path returned by :func:`prepare_genome`.
-        uppercase: as for :class:`Genome`.
-    """
-
-    def __init__(self, fasta: str | os.PathLike, uppercase: bool = True):
-        self.fasta = str(fasta)
-        self.uppercase = uppercase
-        self._genome: Genome | None = None
-        self._pid: int | None = None
-
-    def get(self) -> Genome:
-        """This process's open :class:`Genome`."""
-        if self._genome is None or self._pid != os.getpid():
-            self._genome, self._pid = Genome(self.fasta, uppercase=self.uppercase), os.getpid()
-        return self._genome
+    def _prepare(self) -> tuple[Path, dict[str, int]]:
+        if self._prepared is None:
+            self._prepared = prepare_genome(self.path, self.cache_dir)
+        return self._prepared
 
     @property
-    def opened_by(self) -> int | None:
-        """The process id that opened the current genome, or ``None`` while none is open."""
-        return self._pid
+    def indexed_path(self) -> Path:
+        """The file pyfaidx reads (the input, its decompressed copy, or a link in the cache); prepares it."""
+        return self._prepare()[0]
 
-    def close(self) -> None:
-        if self._genome is not None and self._pid == os.getpid():
-            self._genome.close()
-        self._genome, self._pid = None, None
+    @property
+    def record_lengths(self) -> dict[str, int]:
+        """Record name to length in bases, in file order; :func:`prepare_genome` runs on first use."""
+        return self._prepare()[1]
 
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "_genome": None, "_pid": None}
+    def chunks(self, chunk_bp: int = CHUNK_BP) -> Iterator[RecordChunk]:
+        """:func:`~bigbird_dna.genome.fasta_stream.iter_chunks` of the file itself, upper-cased."""
+        for chunk in iter_chunks(self.path, chunk_bp):
+            yield dataclasses.replace(chunk, seq=chunk.seq.upper())
+
+    def _open(self) -> pyfaidx.Fasta:
+        return _open_indexed(self.indexed_path)
+
+    def _read(self, handle: pyfaidx.Fasta, record: str, start: int, end: int) -> str:
+        seq = handle[record][start:end]
+        if len(seq) != end - start:  # pyfaidx reads past the end of a shrunken file without a word
+            fai = Path(f"{self.indexed_path}.fai")
+            raise _stale_index(fai, self.path, f"{record}:{start}-{end} read {len(seq)} of {end - start} bases")
+        return seq

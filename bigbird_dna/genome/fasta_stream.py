@@ -3,8 +3,9 @@
 :func:`iter_chunks` is the one parser: it reads a file once, line by line, and hands out each
 record's bases in chunks of about ``chunk_bp``, so memory does not grow with the record's length
 (a 250-Mbp chromosome is read in 1-Mbp pieces). Characters are checked chunk by chunk, as they
-are read. :func:`iter_fasta` joins the chunks of each record for callers that want whole records
-(short sequences, class files). Coordinates are 0-based and half-open.
+are read. A genome's streamed pass (:meth:`~bigbird_dna.genome.fasta.FastaGenome.chunks`) is this
+parser, upper-cased. :func:`iter_fasta` joins the chunks of each record for FASTA files of short
+sequences (class files, sequences to embed), case kept. Coordinates are 0-based and half-open.
 
 Parsing follows Biopython's ``SimpleFastaParser``: the name is the header's first word
 (``record_<k>`` for a blank header), trailing whitespace, inner spaces and carriage returns of
@@ -16,26 +17,14 @@ from __future__ import annotations
 import os
 import re
 import zlib
-from dataclasses import dataclass
 from typing import Iterator
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.reader import CHUNK_BP, RecordChunk
 from bigbird_dna.genome.text import open_text
 
 IUPAC = frozenset("ACGTNRYSWKMBDHVacgtnryswkmbdhv")
-CHUNK_BP = 1 << 20  # bases per chunk: large enough that per-chunk work is negligible, small next to a genome
 _NOT_IUPAC = re.compile(f"[^{''.join(sorted(IUPAC))}]")
-
-
-@dataclass(frozen=True)
-class RecordChunk:
-    """Bases ``[start, start + len(seq))`` of ``record`` (0-based, half-open); ``last``: the record
-    ends with this chunk. Only a last chunk may be empty, and only in a record that has bases."""
-
-    record: str
-    start: int
-    seq: str
-    last: bool
 
 
 def _check_bases(seq: str, where: str) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome.reader import GenomeReader
 
 
 def centred_window(start: int, end: int, context_bp: int) -> tuple[int, int]:
@@ -43,7 +43,7 @@ def check_intervals(bins: Iterable[tuple[str, int, int]], record_lengths: dict[s
                              "drop bins near contig ends.")
 
 
-def fetch_padded(genome: Genome, record: str, start: int, end: int) -> str:
+def fetch_padded(genome: GenomeReader, record: str, start: int, end: int) -> str:
     """Bases ``[start, end)`` of ``record``, with ``N`` for positions before 0 or past the end."""
     length = genome.record_lengths[record]
     inside = genome.fetch(record, min(max(start, 0), length), max(min(end, length), 0))

@@ -11,7 +11,7 @@ weighted by length), the window is read, and it is rejected and redrawn if its
 construction: the setup costs O(number of regions), and each window costs one ``window_bp`` read
 plus a C-speed base count per try. On hg38 (about 5% N, mostly long gaps) a window takes about
 1.05 tries, so a 3 Gb genome costs the same per window as a phage. N is kept as N; soft-masked
-lowercase is upper-cased unless ``uppercase=False``.
+bases come back upper-case, as every :class:`~bigbird_dna.genome.reader.GenomeReader` reads them.
 
 **Randomness and sharding.** Every draw comes from a ``numpy.random.Generator(PCG64(SeedSequence))``,
 never from global NumPy state, so forked DataLoader workers do not repeat each other:
@@ -25,7 +25,8 @@ never from global NumPy state, so forked DataLoader workers do not repeat each o
   The windows depend only on ``seed``, not on the epoch or on how many ranks and workers share
   them; there is no reverse-complement augmentation.
 
-Window indices ``0..num_windows-1`` are dealt to ranks first, then to workers, so each epoch yields
+Window indices ``0..num_windows-1`` are dealt to ranks first, then to workers
+(:meth:`~bigbird_dna.runtime.shards.Shard.indices`), so each epoch yields
 ``num_windows`` windows in all and ranks differ by at most one. ``__len__`` is
 ``num_windows // world_size``, which every rank reaches, so Lightning (which stops an epoch after
 ``len(dataloader)`` batches) runs the same number of steps on every rank. With several workers, each
@@ -41,44 +42,42 @@ already consumed this epoch, so a run restarted from a checkpoint sees exactly t
 the uninterrupted run would have seen next. Random draws cannot be jumped over (rejection
 sampling consumes a variable amount of randomness), so the skipped windows are drawn again and
 dropped; this costs one genome read per skipped window, no tokenization. With several DataLoader
-workers the loader deals batches round-robin, always starting at worker 0, so the shards are
-rotated: resumed worker ``w`` continues the stream of original worker ``(w + batches) % workers``.
-This is exact while the world size, worker count and batch size stay the same, and while every
-worker emits whole batches (see above).
+workers the shards are rotated to continue the loader's round-robin where it stopped
+(:func:`~bigbird_dna.runtime.shards.current_shard`). This is exact while the world size, worker
+count and batch size stay the same, and while every worker emits whole batches (see above).
 
-One :class:`~bigbird_dna.genome.fasta.Genome` is opened lazily per process (each DataLoader worker),
-never in ``__init__`` and never shared across processes (a
-:class:`~bigbird_dna.genome.fasta.GenomeHandle`).
+The genome's handle is opened lazily in each process that reads (each DataLoader worker), never in
+``__init__`` and never shared across processes
+(:class:`~bigbird_dna.genome.reader.GenomeReader`).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Iterator, Sequence
 
 import numpy as np
-from torch.utils.data import IterableDataset, get_worker_info
+from torch.utils.data import IterableDataset
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.bed import Region
-from bigbird_dna.genome.fasta import GenomeHandle
+from bigbird_dna.genome.reader import GenomeReader
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
-from bigbird_dna.runtime.shards import rank_and_world_size
+from bigbird_dna.runtime.shards import Shard, current_shard
 
 MAX_TRIES = 1000  # draws per window before deciding the regions hold (almost) no valid window
 STRATUM_TRIES = 16  # fixed mode: draws inside a window's own slice before searching everywhere
+
 
 class GenomeWindows(IterableDataset):
     """Windows of ``window_bp`` bases from ``regions``, as ``{"seq", "record", "start", "end", "strand"}``.
 
     Args:
-        fasta: a path returned by :func:`~bigbird_dna.genome.fasta.prepare_genome`.
+        genome: the genome (each process opens its own handle).
         regions: where windows may lie (0-based, half-open); regions shorter than a window are unused.
         window_bp: window length in bases.
         num_windows: windows per epoch, summed over all ranks and workers.
         seed: base seed of every random stream (a non-negative integer).
         max_ambiguous_fraction: windows with a larger fraction of N/IUPAC bases are redrawn.
-        uppercase: upper-case soft-masked bases; ``False`` keeps the mask.
         reverse_complement_prob: chance that a window is returned reverse-complemented (strand
             ``"-"``); random mode only.
         fixed: deterministic windows that depend only on ``seed`` (for validation/test).
@@ -87,9 +86,9 @@ class GenomeWindows(IterableDataset):
         InputError: bad settings, or no region as long as a window.
     """
 
-    def __init__(self, fasta: str | os.PathLike, regions: Sequence[Region], window_bp: int,
+    def __init__(self, genome: GenomeReader, regions: Sequence[Region], window_bp: int,
                  num_windows: int, seed: int, max_ambiguous_fraction: float = 0.1,
-                 uppercase: bool = True, reverse_complement_prob: float = 0.0, fixed: bool = False):
+                 reverse_complement_prob: float = 0.0, fixed: bool = False):
         super().__init__()
         if window_bp < 1 or num_windows < 0:
             raise InputError(f"window_bp={window_bp} must be positive and num_windows={num_windows} "
@@ -102,7 +101,7 @@ class GenomeWindows(IterableDataset):
         if fixed and reverse_complement_prob > 0:
             raise InputError("reverse-complement augmentation applies to random (training) windows "
                              "only: set reverse_complement_prob=0 for fixed validation/test windows.")
-        self.fasta = str(fasta)
+        self.genome = genome
         self.regions = [region for region in regions if region.length >= window_bp]
         if not self.regions:
             longest = max((region.length for region in regions), default=0)
@@ -112,7 +111,6 @@ class GenomeWindows(IterableDataset):
         self.num_windows = num_windows
         self.seed = seed
         self.max_ambiguous_fraction = max_ambiguous_fraction
-        self.uppercase = uppercase
         self.reverse_complement_prob = reverse_complement_prob
         self.fixed = fixed
         self.epoch = 0
@@ -120,7 +118,6 @@ class GenomeWindows(IterableDataset):
         self._resume_batch_size = 0
         starts = [region.length - window_bp + 1 for region in self.regions]
         self._offsets = np.concatenate([[0], np.cumsum(starts, dtype=np.int64)])  # [R + 1]
-        self._genome = GenomeHandle(fasta, uppercase=uppercase)
 
     def set_epoch(self, epoch: int) -> None:
         """Select the random stream of ``epoch`` (random mode; fixed windows ignore it)."""
@@ -140,40 +137,28 @@ class GenomeWindows(IterableDataset):
 
     def __len__(self) -> int:
         """Windows that every rank yields at least: ``num_windows // world_size``."""
-        return self.num_windows // rank_and_world_size()[1]
+        return self.num_windows // current_shard().world_size
 
     def __iter__(self) -> Iterator[dict]:
-        rank, world_size = rank_and_world_size()
-        info = get_worker_info()
-        worker, num_workers = (info.id, info.num_workers) if info else (0, 1)
-        skip = 0
-        if self._resume_batches:
-            # The resumed loader restarts its round-robin at worker 0, but the next batch is number
-            # `batches` of the epoch, which came from worker `batches % num_workers`.
-            worker = (worker + self._resume_batches) % num_workers
-            done_by_worker = max(0, -(-(self._resume_batches - worker) // num_workers))  # ceil
-            skip = done_by_worker * self._resume_batch_size
-        return self.iter_shard(rank, world_size, worker, num_workers, skip=skip)
+        return self.iter_shard(current_shard(self._resume_batches, self._resume_batch_size))
 
-    def iter_shard(self, rank: int, world_size: int, worker: int, num_workers: int,
-                   skip: int = 0) -> Iterator[dict]:
-        """The windows of one ``(rank, worker)`` shard, without its first ``skip`` windows;
-        :meth:`__iter__` picks the shard itself."""
-        indices = range(rank + world_size * worker, self.num_windows, world_size * num_workers)
+    def iter_shard(self, shard: Shard) -> Iterator[dict]:
+        """The windows of one shard, without its first ``shard.skip`` windows; :meth:`__iter__`
+        picks the calling process's shard."""
+        indices = shard.indices(self.num_windows)
         if self.fixed:
-            for index in indices[skip:]:
+            for index in indices[shard.skip:]:
                 stream = np.random.SeedSequence(self.seed, spawn_key=(index,))
                 yield {**self._draw(np.random.Generator(np.random.PCG64(stream)), stratum=index), "index": index}
         else:
-            entropy = [self.seed, self.epoch, rank, worker]
+            entropy = [self.seed, self.epoch, shard.rank, shard.worker]
             rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
             for position, index in enumerate(indices):
                 window = self._draw(rng, stratum=None)  # skipped windows are drawn too: same stream
-                if position >= skip:
+                if position >= shard.skip:
                     yield {**window, "index": index}
 
     def _draw(self, rng: np.random.Generator, stratum: int | None) -> dict:
-        genome = self._genome.get()
         total = int(self._offsets[-1])
         for attempt in range(MAX_TRIES):
             low, high = 0, total
@@ -184,13 +169,13 @@ class GenomeWindows(IterableDataset):
             k = int(np.searchsorted(self._offsets, position, side="right")) - 1
             region = self.regions[k]
             start = region.start + position - int(self._offsets[k])
-            seq = genome.fetch(region.record, start, start + self.window_bp)
+            seq = self.genome.fetch(region.record, start, start + self.window_bp)
             if ambiguous_fraction(seq) <= self.max_ambiguous_fraction:
                 break
         else:
             raise InputError(f"found no {self.window_bp} bp window with at most "
                              f"{self.max_ambiguous_fraction:.0%} N/ambiguous bases in {MAX_TRIES} tries "
-                             f"over {len(self.regions)} region(s) of {self.fasta}, e.g. "
+                             f"over {len(self.regions)} region(s) of {self.genome.path}, e.g. "
                              f"{region.record}:{region.start}-{region.end}: that sequence is (almost) all N. "
                              "Raise data.max_n_fraction, lower data.window_bp, or use records "
                              "with real sequence.")

@@ -8,8 +8,8 @@ every base is scored with a full-length window. A record shorter than ``window``
 ``[0, L)``, as long as the record. The ``-`` strand of a window is the reverse complement of the
 same bases, and is yielded right after its ``+`` strand.
 
-**Streaming.** Records arrive in chunks (:func:`~bigbird_dna.genome.fasta_stream.iter_chunks`)
-and are never joined: windows are cut as soon as their bases are in, and only the bases a later
+**Streaming.** Records arrive in chunks (:meth:`~bigbird_dna.genome.reader.GenomeReader.chunks`,
+upper-case) and are never joined: windows are cut as soon as their bases are in, and only the bases a later
 window still needs are carried over to the next chunk (at most ``window`` of them), so memory
 holds about one chunk plus one window whatever the record's length. ``L`` is known only at the
 record's last chunk, which is where the end-aligned window is cut. The input is read once: the
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.bed import Region, read_stranded_bed
-from bigbird_dna.genome.fasta import Genome, prepare_genome
-from bigbird_dna.genome.fasta_stream import CHUNK_BP, RecordChunk, iter_chunks
 from bigbird_dna.genome.intervals import centred_window, check_intervals, fetch_padded
+from bigbird_dna.genome.reader import CHUNK_BP, RecordChunk
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 
 
@@ -104,15 +104,15 @@ def _distinct_names(path: str | os.PathLike, chunks: Iterable[RecordChunk],
 
 def iter_windows(fastas: Sequence[str | os.PathLike], window: int, stride: int,
                  strands: Sequence[str] = ("+", "-"), chunk_bp: int = CHUNK_BP) -> Iterator[ScanWindow]:
-    """Every window of every record of ``fastas`` (plain or gzip), streamed, on the given strands.
+    """Every window of every record of the genome files ``fastas``, streamed, on the given strands.
 
     Each file is read once, in chunks of about ``chunk_bp`` bases. Raises :class:`InputError` for a
-    bad FASTA or record (at the chunk where the problem is) and for a record name seen before.
+    bad file or record (at the chunk where the problem is) and for a record name seen before.
     """
     seen: dict[str, str] = {}
     for path in fastas:
-        for record, start, forward in chunk_windows(_distinct_names(path, iter_chunks(path, chunk_bp), seen),
-                                                    window, stride):
+        chunks = open_genome(path).chunks(chunk_bp)
+        for record, start, forward in chunk_windows(_distinct_names(path, chunks, seen), window, stride):
             n_fraction = ambiguous_fraction(forward)
             end = start + len(forward)
             for strand in strands:
@@ -130,7 +130,7 @@ def interval_windows(bed: str | os.PathLike, fasta: str | os.PathLike, window: i
     """
     bins, own = read_stranded_bed(bed)
     plan = [(strand,) if strand else strands for strand in own]
-    genome = Genome(prepare_genome(fasta))
+    genome = open_genome(fasta)
     try:
         check_intervals(bins, genome.record_lengths, window, pad_ends=True, source=str(bed))
     except InputError:

@@ -6,7 +6,6 @@ from bigbird_dna.tokenizer.bpe import (
     SPECIAL_TOKENS,
     TOKENIZER_FILE,
     DNATokenizer,
-    sample_training_chunks,
     train_bpe_tokenizer,
 )
 from bigbird_dna.tokenizer.fixed import char_tokenizer, kmer_tokenizer, tokenizer_from_config
@@ -17,7 +16,6 @@ __all__ = [
     "SPECIAL_TOKENS",
     "TOKENIZER_FILE",
     "DNATokenizer",
-    "sample_training_chunks",
     "char_tokenizer",
     "kmer_tokenizer",
     "tokenizer_from_config",

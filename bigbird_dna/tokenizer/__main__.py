@@ -15,12 +15,13 @@ import argparse
 import time
 from pathlib import Path
 
-from bigbird_dna.version import __version__
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.bed import Region, read_bed
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.runtime.atomic import ensure_writable_dir
-from bigbird_dna.tokenizer.bpe import sample_training_chunks, train_bpe_tokenizer
+from bigbird_dna.tokenizer.bpe import train_bpe_tokenizer
+from bigbird_dna.version import __version__
 
 
 def split_holdout(regions: list[Region], fraction: float) -> tuple[list[Region], list[Region]]:
@@ -81,14 +82,13 @@ def main(argv: list[str] | None = None) -> None:
         raise InputError(f"genome FASTA not found: {args.fasta}. Pass --fasta PATH to an existing FASTA file.")
     target = check_writable(args.out)  # before the work, not after it
     started = time.perf_counter()
-    fasta = prepare_genome(args.fasta)
+    genome = open_genome(args.fasta)
     regions = read_bed(args.bed) if args.bed else None
     if regions is None:
-        with Genome(fasta) as genome:
-            regions = [(name, 0, length) for name, length in genome.record_lengths.items()]
+        regions = [(name, 0, length) for name, length in genome.record_lengths.items()]
     train_regions, held_out = split_holdout(regions, args.holdout_fraction)
 
-    chunks = list(sample_training_chunks(fasta, train_regions, args.sample_bp, seed=args.seed))
+    chunks = list(sample_training_chunks(genome, train_regions, args.sample_bp, seed=args.seed))
     print(f"sampled {sum(map(len, chunks)):,} bp in {len(chunks)} chunks from {len(train_regions)} regions "
           f"of {args.fasta}")
     tokenizer = train_bpe_tokenizer(chunks, args.vocab_size, args.max_token_length, args.min_frequency)
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     longest = max((end - start for _, start, end in held_out), default=0)
     if longest:
         eval_bp = min(args.eval_bp, sum(end - start for _, start, end in held_out))
-        sample = sample_training_chunks(fasta, held_out, eval_bp, min_chunk_bp=min(1000, longest),
+        sample = sample_training_chunks(genome, held_out, eval_bp, min_chunk_bp=min(1000, longest),
                                         seed=args.seed + 1)
         print(f"held-out bp/token {tokenizer.bp_per_token(sample):.3f} on {eval_bp:,} bp")
     else:

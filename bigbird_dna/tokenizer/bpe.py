@@ -1,4 +1,4 @@
-"""Byte-pair-encoding DNA tokenizer on HF ``tokenizers``: sampling, training, encoding, saving.
+"""Byte-pair-encoding DNA tokenizer on HF ``tokenizers``: training, encoding, saving.
 
 Design:
 
@@ -28,15 +28,12 @@ import hashlib
 import json
 import os
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome, prepare_genome
-from bigbird_dna.genome.sequence import ambiguous_fraction
 from bigbird_dna.runtime.atomic import write_text_atomic
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -44,70 +41,6 @@ MASK_ID = SPECIAL_TOKENS.index("[MASK]")  # the same id in every bigbird_dna tok
 ALPHABET = tuple("ACGTN") + tuple("RYSWKMBDHV")
 MAX_WORD_BP = 1024
 TOKENIZER_FILE = "tokenizer.json"
-_MAX_REJECTED_DRAWS = 1000
-
-
-def sample_training_chunks(fasta: str | os.PathLike, regions: list[tuple[str, int, int]] | None,
-                           total_bp: int, min_chunk_bp: int = 1000, max_chunk_bp: int = 10000,
-                           seed: int = 0, max_ambiguous_fraction: float = 0.5,
-                           uppercase: bool = True) -> Iterator[str]:
-    """Random chunks of a genome to train a tokenizer on, reproducible from ``seed``.
-
-    Chunk lengths are uniform in ``[min_chunk_bp, max_chunk_bp]``; regions are drawn in proportion
-    to their length, so every base is equally likely to be sampled. Draws are with replacement: a
-    ``total_bp`` larger than the regions samples bases more than once.
-
-    Args:
-        fasta: genome FASTA (plain, gzip or bgzip; see :func:`prepare_genome`).
-        regions: ``(record, start, end)`` intervals, 0-based and half-open, to sample from, e.g.
-            the TRAIN split only; ``None`` samples whole records. Regions shorter than
-            ``min_chunk_bp`` are skipped.
-        total_bp: bases to yield in all; the last chunk is cut to make the total exact.
-        max_ambiguous_fraction: chunks with a larger fraction of non-ACGT bases are redrawn.
-        uppercase: upper-case soft-masked bases when reading.
-
-    Yields:
-        Chunk sequences (str).
-
-    Raises:
-        InputError: bad sizes, unknown records, intervals outside a record, no region long enough,
-            or 1000 draws in a row too ambiguous.
-    """
-    if total_bp <= 0 or not 1 <= min_chunk_bp <= max_chunk_bp:
-        raise InputError(f"need total_bp > 0 and 1 <= min_chunk_bp <= max_chunk_bp, got total_bp={total_bp}, "
-                         f"min_chunk_bp={min_chunk_bp}, max_chunk_bp={max_chunk_bp}.")
-    rng = np.random.default_rng(seed)
-    with Genome(prepare_genome(fasta), uppercase=uppercase) as genome:
-        if regions is None:
-            regions = [(name, 0, length) for name, length in genome.record_lengths.items()]
-        for record, start, end in regions:
-            length = genome.record_lengths.get(record)
-            if length is None or not 0 <= start <= end <= length:
-                raise InputError(f"region {record}:{start}-{end} is not inside {fasta} "
-                                 f"(record length {length}; 0-based, half-open coordinates).")
-        usable = [(r, s, e) for r, s, e in regions if e - s >= min_chunk_bp]
-        if not usable:
-            raise InputError(f"no region of {fasta} is at least {min_chunk_bp} bp long; lower min_chunk_bp "
-                             "or pass longer regions.")
-        lengths = np.array([e - s for _, s, e in usable], dtype=np.float64)
-        weights = lengths / lengths.sum()
-        remaining, rejected = total_bp, 0
-        while remaining > 0:
-            record, start, end = usable[rng.choice(len(usable), p=weights)]
-            size = min(int(rng.integers(min_chunk_bp, max_chunk_bp + 1)), end - start)
-            offset = start + int(rng.integers(0, end - start - size + 1))
-            chunk = genome.fetch(record, offset, offset + size)
-            if ambiguous_fraction(chunk) > max_ambiguous_fraction:
-                rejected += 1
-                if rejected >= _MAX_REJECTED_DRAWS:
-                    raise InputError(f"{rejected} chunks in a row of {fasta} were more than "
-                                     f"{max_ambiguous_fraction:.0%} N/ambiguous; pass regions with real "
-                                     "sequence or raise max_ambiguous_fraction.")
-                continue
-            rejected = 0
-            chunk = chunk[:remaining]
-            remaining -= len(chunk)
-            yield chunk
 
 
 def _n_run_chain(max_token_length: int) -> list[tuple[str, str]]:
@@ -145,7 +78,7 @@ def train_bpe_tokenizer(chunks: Iterable[str], vocab_size: int, max_token_length
     """Train a BPE tokenizer on DNA chunks (upper-cased first).
 
     Args:
-        chunks: training sequences, e.g. from :func:`sample_training_chunks`.
+        chunks: training sequences, e.g. from :func:`~bigbird_dna.genome.sampling.sample_training_chunks`.
         vocab_size: final vocabulary size including the 5 special tokens, the 15-letter alphabet
             and the N-run tokens (it may come out smaller when pairs run out).
         max_token_length: no learned token is longer than this many bases.

@@ -26,15 +26,6 @@ from bigbird_dna.tokenizer.fixed import tokenizer_from_config
 log = logging.getLogger(__name__)
 
 
-def first_bases(seqs: Iterable[str], total_bp: int) -> Iterable[str]:
-    """The leading sequences of ``seqs`` up to ``total_bp`` bases in all (the last one cut)."""
-    for seq in seqs:
-        if total_bp <= 0:
-            return
-        yield seq[:total_bp]
-        total_bp -= len(seq)
-
-
 def provision_tokenizer(settings: dict[str, Any], run_dir: str | os.PathLike, is_main_process: bool,
                         training_text: Callable[[int], Iterable[str]], given: DNATokenizer | None = None,
                         given_by: str = "") -> DNATokenizer:

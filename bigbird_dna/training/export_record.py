@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome import open_genome
 from bigbird_dna.model.model_card import portable, portable_tree
 
 
@@ -20,7 +20,7 @@ def genome_record(run_dir: Path) -> dict[str, Any] | None:
     manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {}
     if "fasta" not in manifest:  # labelled tasks write a manifest of their own
         return None
-    with Genome(manifest.get("indexed_copy") or manifest["fasta"]) as genome:
+    with open_genome(manifest.get("indexed_copy") or manifest["fasta"]) as genome:
         lengths = genome.record_lengths
     # a genome MLM run's manifest has per-split regions; a chromatin-intervals run's names only the FASTA
     splits = {split: part["total_bp"] for split, part in (manifest.get("splits") or {}).items()

@@ -76,13 +76,13 @@ def main(argv: list[str] | None = None) -> Path:
             raise InputError(f"input not found: {path}.")
     from tqdm.auto import tqdm
 
-    from bigbird_dna.genome.fasta import Genome, prepare_genome
+    from bigbird_dna.genome import open_genome
     from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.variants.output import VariantWriter
     from bigbird_dna.variants.vcf import ReadCounts, read_variants
     from bigbird_dna.variants.windows import fits, variant_windows
 
-    genome = Genome(prepare_genome(args.fasta))
+    genome = open_genome(args.fasta)
     model = BigBirdDNA.from_pretrained(args.model, device=args.device, precision=args.precision,
                                        cuda_graphs=args.cuda_graphs)
     window = default_window(model, args.window)

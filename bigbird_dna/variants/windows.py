@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome.reader import GenomeReader
 from bigbird_dna.variants.vcf import Variant
 
 
@@ -49,7 +49,7 @@ def _place(start: int, length: int, contig: int) -> int:
     return max(0, min(start, contig - length))
 
 
-def variant_windows(genome: Genome, variant: Variant, window: int, source: str = "input") -> VariantWindows:
+def variant_windows(genome: GenomeReader, variant: Variant, window: int, source: str = "input") -> VariantWindows:
     """The ref and alt windows of ``variant`` (see the module docstring).
 
     Raises:
@@ -74,4 +74,4 @@ def variant_windows(genome: Genome, variant: Variant, window: int, source: str =
         genome.fetch(variant.chrom, s + r, alt_end - a + r)
     return VariantWindows(variant, ref_start, genome.fetch(variant.chrom, ref_start, ref_end), alt_seq,
                           (s - ref_start, s - ref_start + r), (s - alt_start, s - alt_start + a),
-                          genome.fetch(variant.chrom, s, s + r).upper())
+                          genome.fetch(variant.chrom, s, s + r))

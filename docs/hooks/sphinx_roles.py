@@ -1,7 +1,7 @@
 """Griffe extension: render the Sphinx roles of our docstrings as links, and check their targets.
 
 The package's docstrings cross-reference with Sphinx roles (``:func:`layout_for```,
-``:class:`~bigbird_dna.genome.fasta.Genome```), which Markdown would print verbatim. Each role
+``:class:`~bigbird_dna.genome.fasta.FastaGenome```), which Markdown would print verbatim. Each role
 becomes an *optional* mkdocs-autorefs reference: a link when the API reference renders the target,
 plain code otherwise (most helpers are on no page). Bare names are looked up where the docstring
 sits (its class, then its module, imports included); ``.name`` is relative to the module's package;

@@ -9,6 +9,7 @@ from hydra.utils import instantiate
 from bigbird_dna.data.annotation.build import build_promoter_task_from_files
 from bigbird_dna.data.annotation.datamodule import AnnotatedPromoterData, settings_from_config
 from bigbird_dna.data.promoter.files import read_table
+from bigbird_dna.genome import open_genome
 from bigbird_dna.tasks.promoter import PromoterTask
 from tests.conftest import compose
 
@@ -35,7 +36,7 @@ def test_config_builds_the_datamodule_and_writes_the_task(annotated, tmp_path):
     assert (train.labels == datamodule.datasets["train"].labels).all()
     # the same windows as the CLI's builder, from the same files, settings and seed
     settings = settings_from_config(dict(cfg.data))
-    task, _, _ = build_promoter_task_from_files(annotated["fasta"], annotated["gtf_gz"], settings, 5)
+    task, _ = build_promoter_task_from_files(open_genome(annotated["fasta"]), annotated["gtf_gz"], settings, 5)
     assert [s.sequence for s in task.samples["val"]] == datamodule.datasets["val"].seqs
     assert sum(len(s) for s in datamodule.training_text(2000)) == 2000
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from bigbird_dna.data.annotation.gff import read_annotation
@@ -10,7 +9,7 @@ from bigbird_dna.data.annotation.negatives import TssIndex
 from bigbird_dna.data.annotation.promoters import PromoterSettings, build_promoter_task
 from bigbird_dna.data.annotation.split import drop_cross_split_overlaps, overlaps_other_split
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.sequence import reverse_complement
 from tests.annotation.conftest import EXPECTED_TSS, genome_sequences
 
@@ -18,7 +17,7 @@ SMALL = dict(min_tss_distance_bp=600, gene_body_tss_distance_bp=300)
 
 
 def build(annotated, key="gff3", seed=0, **settings):
-    with Genome(prepare_genome(annotated["fasta"])) as genome:
+    with open_genome(annotated["fasta"]) as genome:
         annotation = read_annotation(annotated[key], genome.record_lengths)
         return build_promoter_task(genome, annotation, PromoterSettings(**{**SMALL, **settings}), seed), annotation
 

@@ -8,13 +8,13 @@ import collections
 import pytest
 from torch.utils.data import DataLoader
 
-from bigbird_dna.data.chromatin import datamodule as chromatin_data
 from bigbird_dna.data.chromatin.datamodule import DeepSEASamples
 from bigbird_dna.data.chromatin.deepsea import DeepSEAFile
+from bigbird_dna.runtime import shards
 
 
 def _indices(dataset: DeepSEASamples, monkeypatch, rank: int, world_size: int) -> list[int]:
-    monkeypatch.setattr(chromatin_data, "rank_and_world_size", lambda: (rank, world_size))
+    monkeypatch.setattr(shards, "rank_and_world_size", lambda: (rank, world_size))
     return [index for _, _, index in dataset]
 
 

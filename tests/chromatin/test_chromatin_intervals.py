@@ -12,7 +12,7 @@ from bigbird_dna.data.chromatin.intervals import (
     split_by_record,
 )
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import prepare_genome
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.intervals import centred_window, check_intervals
 from bigbird_dna.genome.sequence import reverse_complement
 
@@ -42,7 +42,7 @@ def test_labelled_bins_read_with_header_names_and_packed_labels(labelled_genome)
 def test_items_are_the_genome_window_with_n_padding_past_the_ends(labelled_genome):
     fasta, bins, records = labelled_genome
     intervals = read_labelled_intervals(bins, 6, 4)
-    dataset = IntervalWindows(prepare_genome(fasta), intervals, context_bp=1000)
+    dataset = IntervalWindows(open_genome(fasta), intervals, context_bp=1000)
     seq, labels, index = dataset[0]  # chr1:0-200 -> window [-400, 600)
     assert seq == "N" * 400 + records["chr1"][:600] and index == 0
     assert np.array_equal(labels, intervals.label_row(0))
@@ -50,14 +50,14 @@ def test_items_are_the_genome_window_with_n_padding_past_the_ends(labelled_genom
     assert dataset[k][0] == records["chr1"][800:1800]
     last = len(intervals) - 1  # chr8:11400-11600 on a 12000-bp record -> [11000, 12000) fits exactly
     assert dataset[last][0] == records["chr8"][11000:12000]
-    wide = IntervalWindows(prepare_genome(fasta), intervals, context_bp=2000)
+    wide = IntervalWindows(open_genome(fasta), intervals, context_bp=2000)
     assert wide[last][0] == records["chr8"][10500:12000] + "N" * 500
 
 
 def test_evaluation_items_add_each_reverse_complement_after_all_forwards(labelled_genome):
     fasta, bins, _ = labelled_genome
     intervals = read_labelled_intervals(bins, 6, 4)
-    dataset = IntervalWindows(prepare_genome(fasta), intervals, context_bp=500, both_strands=True)
+    dataset = IntervalWindows(open_genome(fasta), intervals, context_bp=500, both_strands=True)
     n = len(intervals)
     assert len(dataset) == 2 * n
     forward, reverse = dataset[3], dataset[n + 3]

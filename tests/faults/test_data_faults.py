@@ -11,6 +11,7 @@ import pytest
 
 from bigbird_dna.data.promoter.datamodule import LabelledPromoterData, stratified_holdout
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.fasta import prepare_genome
 from bigbird_dna.genome.text import open_text
 from bigbird_dna.model.export import write_export
@@ -55,7 +56,7 @@ def test_a_validation_set_of_one_class_is_refused_with_its_counts(tmp_path, coun
 
 def test_a_folder_given_as_a_fasta_is_named_a_folder(tmp_path):
     with pytest.raises(InputError, match="is a directory, not a file"):
-        prepare_genome(tmp_path)
+        open_genome(tmp_path)
     with pytest.raises(InputError, match="is a directory, not a file"):
         open_text(tmp_path, "BED file")
 

@@ -7,19 +7,19 @@ import pytest
 import torch
 
 from bigbird_dna.data.mlm import MLMCollator, ResumableLoader
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.splits import Region
 from bigbird_dna.genome.windows import GenomeWindows
+from bigbird_dna.runtime.shards import Shard
 from bigbird_dna.tokenizer import train_bpe_tokenizer
 from tests.conftest import LAMBDA
 
 
 @pytest.fixture(scope="module")
 def windows(tmp_path_factory):
-    fasta = prepare_genome(LAMBDA, tmp_path_factory.mktemp("cache"))
-    with Genome(fasta) as genome:
-        regions = [Region(name, 0, length) for name, length in genome.record_lengths.items()]
-    return GenomeWindows(fasta, regions, window_bp=300, num_windows=48, seed=5, reverse_complement_prob=0.5)
+    genome = open_genome(LAMBDA, tmp_path_factory.mktemp("cache"))
+    regions = [Region(name, 0, length) for name, length in genome.record_lengths.items()]
+    return GenomeWindows(genome, regions, window_bp=300, num_windows=48, seed=5, reverse_complement_prob=0.5)
 
 
 def _ids(items):
@@ -53,10 +53,10 @@ def test_a_position_from_another_epoch_is_ignored(windows):
 
 
 def test_training_masks_depend_on_the_window_not_on_its_batch(windows):
-    chunks = [w["seq"] for w in windows.iter_shard(0, 1, 0, 1)]
+    chunks = [w["seq"] for w in windows.iter_shard(Shard(0, 1, 0, 1))]
     tokenizer = train_bpe_tokenizer(chunks, vocab_size=64, max_token_length=8)
     collate = MLMCollator(tokenizer, max_tokens=128, mask_prob=0.3, seed=1, epoch=3)
-    items = list(windows.iter_shard(0, 1, 0, 1))[:6]
+    items = list(windows.iter_shard(Shard(0, 1, 0, 1)))[:6]
     together = collate(items)
     apart = [collate(items[:1]), collate(items[1:4]), collate(items[4:])]
     rows = [(batch, i) for batch in apart for i in range(len(batch["windows"]))]

@@ -15,22 +15,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 from Bio import SeqIO
 
-from bigbird_dna.genome.fasta import prepare_genome
+from bigbird_dna.genome import open_genome
+from bigbird_dna.genome.reader import GenomeReader
 
 LAMBDA_FASTA = Path(__file__).parents[1] / "files" / "lambda_phage.fa"
 
 
 @dataclass(frozen=True)
 class ToyGenome:
-    """The toy genome's sequences, its prepared FASTA, and where its features lie."""
+    """The toy genome's sequences, its FASTA file, the genome opened (and prepared), and where its
+    features lie."""
 
     records: dict[str, str]
     fasta: Path
+    genome: GenomeReader
     soft_mask: tuple[int, int] = (2000, 3000)  # chrA
     n_gap: tuple[int, int] = (6000, 9000)  # chrA
     iupac: str = "RYKMSWBDHV"  # chrB
@@ -94,6 +97,10 @@ def toy_records(lambda_seq) -> dict[str, str]:
 
 
 @pytest.fixture
-def toy(write_fasta, toy_records) -> ToyGenome:
-    """The toy genome written as a plain FASTA (60 bp lines) and prepared (indexed)."""
-    return ToyGenome(toy_records, prepare_genome(write_fasta("toy.fa", toy_records)))
+def toy(write_fasta, toy_records) -> Iterator[ToyGenome]:
+    """The toy genome written as a plain FASTA (60 bp lines), opened and prepared (indexed)."""
+    fasta = write_fasta("toy.fa", toy_records)
+    genome = open_genome(fasta)
+    assert genome.record_lengths  # indexed here, in the main process, as the data modules do
+    yield ToyGenome(toy_records, fasta, genome)
+    genome.close()

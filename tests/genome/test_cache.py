@@ -14,7 +14,8 @@ import pytest
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome import cache as cache_module
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome import open_genome
+from bigbird_dna.genome.fasta import prepare_genome
 from bigbird_dna.runtime.phases import phase_seconds, reset_phases
 
 
@@ -34,7 +35,7 @@ def test_decompression_is_announced_and_reported_with_bytes_rate_and_phase(gzipp
     path, size = gzipped
     reset_phases()
     with caplog.at_level(logging.INFO, logger="bigbird_dna"):
-        copy = prepare_genome(path)
+        copy = open_genome(path).indexed_path
     text = caplog.text
     assert f"decompressing {path}" in text and str(copy) in text, text
     assert f"at least {size / 1000:.1f} kB" in text  # the gzip trailer's size, before any byte is written
@@ -117,8 +118,8 @@ def test_a_fai_from_a_longer_version_of_the_fasta_is_refused_with_the_fix(write_
 
 def test_a_read_cut_short_by_a_stale_fai_is_an_error_not_a_short_sequence(write_fasta, toy_records):
     fasta = write_fasta("toy.fa", toy_records)
-    prepare_genome(fasta)
-    with Genome(fasta) as genome:
+    with open_genome(fasta) as genome:
+        assert genome.record_lengths["chrC"] > 5000
         write_fasta("toy.fa", {name: seq[:1000] for name, seq in toy_records.items()})
         with pytest.raises(InputError, match=f"does not match .*rm {fasta}.fai"):
             genome.fetch("chrC", 0, 5000)

@@ -9,10 +9,11 @@ import pytest
 from torch.utils.data import DataLoader
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import prepare_genome
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.genome.splits import Region, resolve_splits
 from bigbird_dna.genome.windows import GenomeWindows
+from bigbird_dna.runtime.shards import Shard
 
 WINDOW = 400
 
@@ -23,7 +24,7 @@ def whole(records: dict[str, str], *names: str) -> list[Region]:
 
 def windows(toy, regions, num_windows=200, shard=(0, 1, 0, 1), seed=0, **kwargs) -> list[dict]:
     """All windows of one (rank, world_size, worker, num_workers) shard."""
-    return list(GenomeWindows(toy.fasta, regions, WINDOW, num_windows, seed, **kwargs).iter_shard(*shard))
+    return list(GenomeWindows(toy.genome, regions, WINDOW, num_windows, seed, **kwargs).iter_shard(Shard(*shard)))
 
 
 def key(window: dict) -> tuple:
@@ -68,12 +69,11 @@ def test_iupac_codes_are_kept_in_windows(toy):
     assert set("".join(seqs)) & set(toy.iupac)
 
 
-def test_soft_mask_is_upper_cased_by_default_and_kept_when_uppercase_is_false(toy):
+def test_soft_masked_bases_come_back_upper_case(toy):
     mask = [Region("chrA", toy.soft_mask[0] - 100, toy.soft_mask[1] + 100)]
-    assert all(w["seq"] == w["seq"].upper() for w in windows(toy, mask, num_windows=20))
-    kept = windows(toy, mask, num_windows=20, uppercase=False)
-    assert any(w["seq"] != w["seq"].upper() for w in kept)
-    assert all(w["seq"] == toy.records["chrA"][w["start"]:w["end"]] for w in kept)
+    drawn = windows(toy, mask, num_windows=20)
+    assert any(toy.records["chrA"][w["start"]:w["end"]] != w["seq"] for w in drawn)  # soft-masked in the file
+    assert all(w["seq"] == toy.records["chrA"][w["start"]:w["end"]].upper() for w in drawn)
 
 
 def test_reverse_complement_augmentation_reports_the_minus_strand(toy):
@@ -94,28 +94,28 @@ def test_same_seed_epoch_rank_and_worker_give_the_same_windows(toy):
                                    dict(epoch=1), dict(seed=1)], ids=["rank", "worker", "epoch", "seed"])
 def test_each_rank_worker_epoch_and_seed_draws_its_own_windows(toy, other):
     regions = whole(toy.records, "chrB", "chrC")
-    base = GenomeWindows(toy.fasta, regions, WINDOW, 40, seed=0)
-    changed = GenomeWindows(toy.fasta, regions, WINDOW, 40, seed=other.get("seed", 0))
+    base = GenomeWindows(toy.genome, regions, WINDOW, 40, seed=0)
+    changed = GenomeWindows(toy.genome, regions, WINDOW, 40, seed=other.get("seed", 0))
     changed.set_epoch(other.get("epoch", 0))
-    ours = {key(w) for w in base.iter_shard(0, 2, 0, 2)}
-    theirs = {key(w) for w in changed.iter_shard(*other.get("shard", (0, 2, 0, 2)))}
+    ours = {key(w) for w in base.iter_shard(Shard(0, 2, 0, 2))}
+    theirs = {key(w) for w in changed.iter_shard(Shard(*other.get("shard", (0, 2, 0, 2))))}
     assert len(ours & theirs) <= 1
 
 
 def test_shards_split_num_windows_exactly_with_ranks_differing_by_at_most_one(toy):
-    dataset = GenomeWindows(toy.fasta, whole(toy.records, "chrC"), WINDOW, 103, seed=0)
-    per_rank = [sum(len(list(dataset.iter_shard(rank, 2, worker, 3))) for worker in range(3))
+    dataset = GenomeWindows(toy.genome, whole(toy.records, "chrC"), WINDOW, 103, seed=0)
+    per_rank = [sum(len(list(dataset.iter_shard(Shard(rank, 2, worker, 3)))) for worker in range(3))
                 for rank in range(2)]
     assert per_rank == [52, 51]
     assert len(dataset) == 103  # not distributed here: the one rank yields everything
 
 
 def test_fixed_windows_are_the_same_every_epoch_and_for_any_sharding(toy):
-    dataset = GenomeWindows(toy.fasta, whole(toy.records, "chrA", "chrC"), WINDOW, 60, seed=3, fixed=True)
-    single = [key(w) for w in dataset.iter_shard(0, 1, 0, 1)]
+    dataset = GenomeWindows(toy.genome, whole(toy.records, "chrA", "chrC"), WINDOW, 60, seed=3, fixed=True)
+    single = [key(w) for w in dataset.iter_shard(Shard(0, 1, 0, 1))]
     dataset.set_epoch(5)
-    assert [key(w) for w in dataset.iter_shard(0, 1, 0, 1)] == single
-    shards = [[key(w) for w in dataset.iter_shard(rank, 2, worker, 2)]
+    assert [key(w) for w in dataset.iter_shard(Shard(0, 1, 0, 1))] == single
+    shards = [[key(w) for w in dataset.iter_shard(Shard(rank, 2, worker, 2))]
               for rank in range(2) for worker in range(2)]
     assert [len(shard) for shard in shards] == [15, 15, 15, 15]
     assert sorted(k for shard in shards for k in shard) == sorted(single)  # a partition: none repeated
@@ -131,20 +131,20 @@ def test_fixed_windows_spread_over_the_regions_and_skip_the_n_gap(toy):
 
 def test_fixed_windows_reject_reverse_complement_augmentation(toy):
     with pytest.raises(InputError, match=r"set reverse_complement_prob=0 for fixed"):
-        GenomeWindows(toy.fasta, whole(toy.records, "chrC"), WINDOW, 10, seed=0, fixed=True,
+        GenomeWindows(toy.genome, whole(toy.records, "chrC"), WINDOW, 10, seed=0, fixed=True,
                       reverse_complement_prob=0.5)
 
 
 class PidTaggedWindows(GenomeWindows):
-    """Adds the process that produced each window and the process that opened its Genome handle."""
+    """Adds the process that produced each window and the process that opened its genome handle."""
 
     def __iter__(self):
         for window in super().__iter__():
-            yield {**window, "pid": os.getpid(), "opened_by": self._genome.opened_by}
+            yield {**window, "pid": os.getpid(), "opened_by": self.genome.opened_by}
 
 
 def test_dataloader_workers_each_open_their_own_genome_and_draw_different_windows(toy):
-    dataset = PidTaggedWindows(toy.fasta, whole(toy.records, "chrB", "chrC"), WINDOW, 64, seed=0)
+    dataset = PidTaggedWindows(toy.genome, whole(toy.records, "chrB", "chrC"), WINDOW, 64, seed=0)
     next(iter(dataset))  # the main process opens a handle first, which forked workers inherit
     batches = list(DataLoader(dataset, batch_size=8, num_workers=2))
     assert sum(len(b["seq"]) for b in batches) == 64
@@ -159,17 +159,17 @@ def test_dataloader_workers_each_open_their_own_genome_and_draw_different_window
 
 
 def test_dataloader_workers_share_fixed_windows_without_duplicates(toy):
-    dataset = GenomeWindows(toy.fasta, whole(toy.records, "chrA", "chrC"), WINDOW, 30, seed=0, fixed=True)
+    dataset = GenomeWindows(toy.genome, whole(toy.records, "chrA", "chrC"), WINDOW, 30, seed=0, fixed=True)
     loaded = [(record, start) for batch in DataLoader(dataset, batch_size=4, num_workers=2)
               for record, start in zip(batch["record"], batch["start"].tolist())]
-    assert sorted(loaded) == sorted((w["record"], w["start"]) for w in dataset.iter_shard(0, 1, 0, 1))
+    assert sorted(loaded) == sorted((w["record"], w["start"]) for w in dataset.iter_shard(Shard(0, 1, 0, 1)))
 
 
 @pytest.mark.parametrize("fixed", [False, True], ids=["random", "fixed"])
 def test_an_all_n_genome_is_an_input_error_naming_the_threshold(write_fasta, fixed):
-    # (a genome with no base at all is refused by prepare_genome itself; here only chrUn is all N)
-    fasta = prepare_genome(write_fasta("gaps.fa", {"chrUn": "N" * 2000, "chrA": "ACGT" * 10}))
-    dataset = GenomeWindows(fasta, [Region("chrUn", 0, 2000)], WINDOW, 5, seed=0, fixed=fixed)
+    # (a genome with no base at all is refused when it is prepared; here only chrUn is all N)
+    genome = open_genome(write_fasta("gaps.fa", {"chrUn": "N" * 2000, "chrA": "ACGT" * 10}))
+    dataset = GenomeWindows(genome, [Region("chrUn", 0, 2000)], WINDOW, 5, seed=0, fixed=fixed)
     with pytest.raises(InputError, match=r"no 400 bp window with at most 10% N/ambiguous bases .* "
                                          r"Raise data\.max_n_fraction"):
         next(iter(dataset))
@@ -178,9 +178,9 @@ def test_an_all_n_genome_is_an_input_error_naming_the_threshold(write_fasta, fix
 def test_regions_shorter_than_a_window_are_an_input_error(toy):
     with pytest.raises(InputError, match=r"no region is as long as one window \(400 bp\); the longest is "
                                          r"300 bp\. Lower data\.window_bp"):
-        GenomeWindows(toy.fasta, whole(toy.records, "chrShort"), WINDOW, 10, seed=0)
+        GenomeWindows(toy.genome, whole(toy.records, "chrShort"), WINDOW, 10, seed=0)
 
 
 def test_construction_does_not_open_the_genome(toy):
-    dataset = GenomeWindows(toy.fasta, whole(toy.records, "chrC"), WINDOW, 10, seed=0)
-    assert dataset._genome.opened_by is None
+    dataset = GenomeWindows(toy.genome, whole(toy.records, "chrC"), WINDOW, 10, seed=0)
+    assert dataset.genome.opened_by is None

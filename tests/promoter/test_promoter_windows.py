@@ -17,7 +17,7 @@ from bigbird_dna.data.promoter.epdnew import (
     read_epdnew_bed,
 )
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.genome.splits import Region
 from tests.promoter.conftest import lambda_seq, write_fasta
@@ -56,7 +56,7 @@ def test_malformed_bed_lines_are_refused_with_their_line_number(tmp_path, line, 
 
 def test_plus_strand_window_reads_forward_and_puts_the_tss_at_index_upstream(tmp_path):
     seq = lambda_seq()[:5000]
-    with Genome(prepare_genome(write_fasta(tmp_path / "g.fa", {"chrA": seq}))) as genome:
+    with open_genome(write_fasta(tmp_path / "g.fa", {"chrA": seq})) as genome:
         window = promoter_window(Tss("chrA", 2000, "+"), upstream_bp=300, downstream_bp=200)
         assert (window.start, window.end) == (1700, 2200)
         read = window.read(genome)
@@ -65,7 +65,7 @@ def test_plus_strand_window_reads_forward_and_puts_the_tss_at_index_upstream(tmp
 
 def test_minus_strand_window_is_the_reverse_complement_with_the_tss_at_index_upstream(tmp_path):
     seq = lambda_seq()[:5000]
-    with Genome(prepare_genome(write_fasta(tmp_path / "g.fa", {"chrA": seq}))) as genome:
+    with open_genome(write_fasta(tmp_path / "g.fa", {"chrA": seq})) as genome:
         window = promoter_window(Tss("chrA", 2000, "-"), upstream_bp=300, downstream_bp=200)
         # upstream of a minus-strand TSS lies to its right: TSS-300..TSS+199 read leftwards
         assert (window.start, window.end, window.strand) == (1801, 2301, "-")
@@ -100,7 +100,7 @@ def test_windows_go_to_the_split_that_holds_them_and_straddlers_go_nowhere():
 def test_random_genomic_negatives_stay_far_from_every_tss(tmp_path):
     seq = lambda_seq()
     tss = [Tss("chrA", p, "+") for p in (5000, 20000, 35000)]
-    with Genome(prepare_genome(write_fasta(tmp_path / "g.fa", {"chrA": seq}))) as genome:
+    with open_genome(write_fasta(tmp_path / "g.fa", {"chrA": seq})) as genome:
         sampler = FarFromTssSampler(tss, window_bp=500, min_distance_bp=2000, max_ambiguous_fraction=0.1)
         windows = sampler.sample(genome, [Region("chrA", 0, len(seq))], 50, np.random.default_rng(0))
     assert len(windows) == 50 and {w.strand for w in windows} == {"+", "-"}

@@ -16,12 +16,11 @@ from bigbird_dna.demo.synthetic_promoters import (
     planted_sequences,
 )
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.export import load_export
-from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tasks.classification import load_backbone
+from bigbird_dna.tokenizer import DNATokenizer
 from tests.conftest import LAMBDA, compose, run_cli
 from tests.promoter.conftest import PROMOTER_FAST, lambda_seq, make_export, write_fasta
 
@@ -89,8 +88,7 @@ def test_epdnew_items_are_strand_aware_with_derived_negatives(tmp_path):
     assert len(negatives) == len(positives)
     seq, label = train[negatives[0]]
     assert label.tolist() == [0.0] and len(seq) == 500 and train[negatives[0]][0] == seq  # reproducible
-    with Genome(module.fasta) as genome:
-        positive = train.samples[negatives[0]].window.read(genome)
+    positive = train.samples[negatives[0]].window.read(module.genome)
     assert sum(a == b for a, b in zip(seq, positive)) < 0.7 * len(seq)  # 12 of 20 chunks redrawn
 
 

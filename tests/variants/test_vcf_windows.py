@@ -7,7 +7,7 @@ import gzip
 import pytest
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome import open_genome
 from bigbird_dna.variants.vcf import ReadCounts, Variant, read_variants
 from bigbird_dna.variants.windows import fits, variant_windows
 from tests.promoter.conftest import lambda_seq, write_fasta
@@ -29,7 +29,8 @@ def test_multi_allelic_split_and_symbolic_skipped_same_for_gzip(tmp_path):
         results.append((list(read_variants(tmp_path / name, "vcf", counts)), counts.skipped))
     assert results[0] == results[1]
     variants, skipped = results[0]
-    assert [(v.pos, v.ref, v.alt, v.line) for v in variants] == [(10, "A", "C", 3), (10, "A", "T", 3), (30, "C", "G", 5)]
+    assert [(v.pos, v.ref, v.alt, v.line) for v in variants] == [(10, "A", "C", 3), (10, "A", "T", 3),
+                                                                 (30, "C", "G", 5)]
     assert skipped == {"<symbolic>": 1, "*": 1, ".": 1}
 
 
@@ -44,7 +45,7 @@ def test_tsv_with_header_and_bad_position(tmp_path):
 @pytest.fixture(scope="module")
 def genome(tmp_path_factory):
     seq = lambda_seq()[:1000]
-    return seq, Genome(prepare_genome(write_fasta(tmp_path_factory.mktemp("g") / "g.fa", {"chrA": seq})))
+    return seq, open_genome(write_fasta(tmp_path_factory.mktemp("g") / "g.fa", {"chrA": seq}))
 
 
 @pytest.mark.parametrize("pos,ref_len,alt", [(500, 1, "X"), (500, 4, "A"), (500, 1, "ACGTACG"), (3, 1, "T"),

@@ -19,12 +19,13 @@ import sys
 import time
 from pathlib import Path
 
-from bigbird_dna.version import __version__
 from bigbird_dna.data.annotation.build import build_promoter_task_from_files
 from bigbird_dna.data.annotation.output import check_new_output_dir, write_task
 from bigbird_dna.data.annotation.promoters import NEGATIVE_KINDS, PromoterSettings
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.splits import SPLITS
+from bigbird_dna.version import __version__
 
 
 def parse_negatives(text: str) -> dict[str, float]:
@@ -95,8 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     def progress(message: str) -> None:
         print(f"[{time.monotonic() - began:6.1f}s] {message}", file=sys.stderr, flush=True)
 
-    task, manifest, _ = build_promoter_task_from_files(args.genome, args.annotation, settings, args.seed,
-                                                       args.cache_dir, progress)
+    task, manifest = build_promoter_task_from_files(open_genome(args.genome, args.cache_dir), args.annotation,
+                                                    settings, args.seed, progress)
     progress(f"writing {out}")
     write_task(out, task, manifest)
     for split in SPLITS:

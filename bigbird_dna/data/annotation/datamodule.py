@@ -22,8 +22,9 @@ from bigbird_dna.data.annotation.output import write_task
 from bigbird_dna.data.annotation.promoters import NEGATIVE_KINDS, PromoterSettings
 from bigbird_dna.data.labelled import LabelledDataModule, LabelledSequences
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome import open_genome
+from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.genome.splits import SPLITS, write_split_manifest
-from bigbird_dna.tokenizer import sample_training_chunks
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +62,9 @@ class AnnotatedPromoterData(LabelledDataModule):
         settings = settings_from_config(data)
         # The negatives' seed: the run seed, or data.sample_seed to keep one split across model seeds.
         sample_seed = seed if data.get("sample_seed") is None else int(data["sample_seed"])
-        task, manifest, self.fasta = build_promoter_task_from_files(
-            data["fasta"], data["gff"], settings, sample_seed, data.get("cache_dir"),
-            lambda message: log.info(message))
+        self.genome = open_genome(data["fasta"], data.get("cache_dir"))
+        task, manifest = build_promoter_task_from_files(self.genome, data["gff"], settings, sample_seed,
+                                                        lambda message: log.info(message))
         datasets = {split: LabelledSequences([s.sequence for s in task.samples[split]],
                                              [float(s.label) for s in task.samples[split]]) for split in SPLITS}
         super().__init__(datasets, data["batch_size"], data["num_workers"], seed, label_kind="binary",
@@ -84,5 +85,5 @@ class AnnotatedPromoterData(LabelledDataModule):
     def training_sequences(self) -> Iterable[str]:
         """Random genome chunks of the train split, for training a tokenizer from scratch."""
         regions = list(self.splits["train"])
-        return sample_training_chunks(self.fasta, regions, total_bp=10 ** 12, seed=self.seed,
+        return sample_training_chunks(self.genome, regions, total_bp=10 ** 12, seed=self.seed,
                                       min_chunk_bp=min(1000, min(e - s for _, s, e in regions)))

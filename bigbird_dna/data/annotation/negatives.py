@@ -22,7 +22,7 @@ import numpy as np
 
 from bigbird_dna.data.promoter.epdnew import Window
 from bigbird_dna.genome.bed import Region
-from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome.reader import GenomeReader
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 
 TRIES_PER_WINDOW = 200
@@ -75,7 +75,7 @@ class Draw:
                 "rejected": dict(self.rejected)}
 
 
-def _draw(genome: Genome, candidates: Sequence[tuple[str, int, int, str | None]], count: int, window_bp: int,
+def _draw(genome: GenomeReader, candidates: Sequence[tuple[str, int, int, str | None]], count: int, window_bp: int,
           tss: TssIndex, min_distance_bp: int, max_n_fraction: float, rng: np.random.Generator,
           name: str) -> Draw:
     """Windows inside ``candidates`` (record, lo, hi, strand or None for a random one), chosen with
@@ -112,7 +112,7 @@ def _draw(genome: Genome, candidates: Sequence[tuple[str, int, int, str | None]]
     return draw
 
 
-def sample_background(genome: Genome, regions: Sequence[Region], count: int, window_bp: int, tss: TssIndex,
+def sample_background(genome: GenomeReader, regions: Sequence[Region], count: int, window_bp: int, tss: TssIndex,
                       min_distance_bp: int, max_n_fraction: float, rng: np.random.Generator) -> Draw:
     """``count`` windows inside ``regions`` (one split's), far from every TSS, on random strands."""
     candidates = [(r.record, r.start, r.end, None) for r in regions]
@@ -136,7 +136,7 @@ def gene_body_candidates(transcripts: Iterable, regions: Sequence[Region],
     return sorted(set(out))
 
 
-def sample_gene_body(genome: Genome, transcripts: Iterable, regions: Sequence[Region], count: int, window_bp: int,
+def sample_gene_body(genome: GenomeReader, transcripts: Iterable, regions: Sequence[Region], count: int, window_bp: int,
                      tss: TssIndex, min_distance_bp: int, max_n_fraction: float,
                      rng: np.random.Generator) -> Draw:
     """``count`` windows inside transcripts (and ``regions``), on the transcript's strand, far from

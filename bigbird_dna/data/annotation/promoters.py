@@ -34,7 +34,7 @@ from bigbird_dna.data.annotation.split import SplitLocator, drop_cross_split_ove
 from bigbird_dna.data.promoter.epdnew import Tss, promoter_window
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.bed import Region
-from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome.reader import GenomeReader
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.genome.splits import SPLITS
 
@@ -102,7 +102,7 @@ class PromoterTaskData:
     report: dict
 
 
-def _positives(genome: Genome, annotation: Annotation, settings: PromoterSettings, locator: SplitLocator,
+def _positives(genome: GenomeReader, annotation: Annotation, settings: PromoterSettings, locator: SplitLocator,
                report: dict) -> dict[str, list[Sample]]:
     sites = sorted({(t.record, t.strand, t.tss) for t in annotation.transcripts})
     report["tss"] = {"transcripts": len(annotation.transcripts), "before_dedup": len(annotation.transcripts),
@@ -137,7 +137,7 @@ def _shuffled(positives: list[Sample], count: int, rng: np.random.Generator) -> 
                    positives[i].end, positives[i].strand, "shuffled") for i in sources]
 
 
-def build_promoter_task(genome: Genome, annotation: Annotation, settings: PromoterSettings, seed: int,
+def build_promoter_task(genome: GenomeReader, annotation: Annotation, settings: PromoterSettings, seed: int,
                         progress: Callable[[str], None] = lambda message: None) -> PromoterTaskData:
     """Build the promoter task in memory, deterministically from ``seed`` (same result on every rank).
 

@@ -23,7 +23,7 @@ from typing import Any, Iterator
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+from torch.utils.data import DataLoader, IterableDataset
 
 from bigbird_dna.data.chromatin.deepsea import DeepSEAFile, detect_rc_layout, rc_pairs
 from bigbird_dna.data.chromatin.intervals import (
@@ -41,11 +41,11 @@ from bigbird_dna.data.loaders import (
     pins_memory,
 )
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome, prepare_genome
+from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.intervals import check_intervals
 from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.runtime.atomic import write_text_atomic
-from bigbird_dna.runtime.shards import rank_and_world_size
+from bigbird_dna.runtime.shards import current_shard
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,8 @@ class DeepSEASamples(IterableDataset):
     :class:`~bigbird_dna.data.loaders.ResumableLoader`): a slab's row order and augmentation come
     from its own stream ``(seed, epoch, slab start)``, so the batches a rank already consumed are
     skipped without reading them, and a resumed run sees the samples an uninterrupted one would.
-    As for the MLM windows, workers are rotated to continue the round-robin where it stopped.
+    As for the MLM windows, workers are rotated to continue the round-robin where it stopped
+    (:func:`~bigbird_dna.runtime.shards.current_shard`).
     """
 
     def __init__(self, file: DeepSEAFile, chunk_size: int = 1024, shuffle: bool = False, seed: int = 0,
@@ -109,8 +110,8 @@ class DeepSEASamples(IterableDataset):
         return kept
 
     def __len__(self) -> int:
-        rank, world_size = rank_and_world_size()
-        return sum(b - a for a, b in self._slabs(rank, world_size))
+        shard = current_shard()
+        return sum(b - a for a, b in self._slabs(shard.rank, shard.world_size))
 
     def __iter__(self) -> Iterator[tuple[str, np.ndarray, int]]:
         # The resume position is read now, not at the first sample: a ResumableLoader clears it
@@ -118,14 +119,9 @@ class DeepSEASamples(IterableDataset):
         return self._samples(*self._resume)
 
     def _samples(self, batches: int, batch_size: int) -> Iterator[tuple[str, np.ndarray, int]]:
-        rank, world_size = rank_and_world_size()
-        info = get_worker_info()
-        worker, num_workers = (info.id, info.num_workers) if info else (0, 1)
-        skip = 0
-        if batches:  # the resumed loader restarts its round-robin at worker 0; batch `batches` is next
-            worker = (worker + batches) % num_workers
-            skip = max(0, -(-(batches - worker) // num_workers)) * batch_size  # this worker's done batches
-        for start, stop in self._slabs(rank, world_size)[worker::num_workers]:
+        shard = current_shard(batches, batch_size)
+        skip = shard.skip
+        for start, stop in self._slabs(shard.rank, shard.world_size)[shard.worker::shard.workers]:
             if skip >= stop - start:
                 skip -= stop - start
                 continue
@@ -223,9 +219,8 @@ class ChromatinDataModule(LabelledDataModule):
 
     def _datasets_intervals(self, seed: int) -> tuple[dict, dict]:
         cfg = self.cfg
-        fasta = prepare_genome(cfg["fasta"], cfg.get("cache_dir"))
-        with Genome(fasta) as genome:
-            lengths = genome.record_lengths
+        genome = open_genome(cfg["fasta"], cfg.get("cache_dir"))
+        lengths = genome.record_lengths  # prepared here, before any DataLoader worker starts
         intervals = read_labelled_intervals(cfg["intervals"], self.num_labels, cfg["label_column"])
         check_intervals(intervals.bins(), lengths, cfg["context_bp"], cfg["pad_ends"], str(cfg["intervals"]))
         self.label_names = intervals.label_names
@@ -235,7 +230,7 @@ class ChromatinDataModule(LabelledDataModule):
             evaluation = split != "train"
             both = evaluation and cfg["eval_reverse_complement"]
             augment = 0.0 if evaluation else cfg["reverse_complement_prob"]
-            datasets[split] = IntervalWindows(fasta, bins, cfg["context_bp"], reverse_complement_prob=augment,
+            datasets[split] = IntervalWindows(genome, bins, cfg["context_bp"], reverse_complement_prob=augment,
                                               both_strands=both)
             if evaluation:
                 self.rc_pairs[split] = rc_pairs(len(datasets[split]), "halves" if both else None)

@@ -29,8 +29,8 @@ from torch.utils.data import Dataset
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.bed import bed_lines, is_header
-from bigbird_dna.genome.fasta import GenomeHandle
 from bigbird_dna.genome.intervals import centred_window, fetch_padded
+from bigbird_dna.genome.reader import GenomeReader
 from bigbird_dna.genome.sequence import reverse_complement
 
 
@@ -112,7 +112,7 @@ class IntervalWindows(Dataset):
     """Windows centred on labelled bins as ``(seq, labels [num_labels] float32, index)`` items.
 
     Args:
-        fasta: a path from :func:`~bigbird_dna.genome.fasta.prepare_genome` (opened once per worker).
+        genome: the genome (each DataLoader worker opens its own handle).
         intervals: the bins, already checked with :func:`check_intervals`.
         context_bp: window length in bases.
         reverse_complement_prob: chance to reverse-complement a window (training augmentation).
@@ -120,16 +120,15 @@ class IntervalWindows(Dataset):
             (strand layout ``halves``), for averaging the two predictions.
     """
 
-    def __init__(self, fasta: str | os.PathLike, intervals: LabelledIntervals, context_bp: int,
+    def __init__(self, genome: GenomeReader, intervals: LabelledIntervals, context_bp: int,
                  reverse_complement_prob: float = 0.0, both_strands: bool = False):
         if context_bp < 1:
             raise InputError(f"data.context_bp={context_bp} must be positive.")
-        self.fasta = str(fasta)
+        self.genome = genome
         self.intervals = intervals
         self.context_bp = context_bp
         self.reverse_complement_prob = reverse_complement_prob
         self.both_strands = both_strands
-        self._genome = GenomeHandle(fasta)
 
     def __len__(self) -> int:
         return len(self.intervals) * (2 if self.both_strands else 1)
@@ -142,7 +141,7 @@ class IntervalWindows(Dataset):
     def __getitem__(self, index: int) -> tuple[str, np.ndarray, int]:
         n = len(self.intervals)
         bin_index = index % n
-        seq = fetch_padded(self._genome.get(), *self.window(bin_index))
+        seq = fetch_padded(self.genome, *self.window(bin_index))
         flip = index >= n or (self.reverse_complement_prob > 0 and
                               float(torch.rand(())) < self.reverse_complement_prob)  # per-worker torch seed
         return (reverse_complement(seq) if flip else seq), self.intervals.label_row(bin_index), index

@@ -11,7 +11,8 @@ realised split, with sample counts, is written to ``split_manifest.json``.
 train, and optionally val and test; without val, a seeded ``val_fraction`` of each class of train
 is held out (stratified). A validation set with one class is refused (its AUROC is undefined).
 
-Sequences are read lazily, one per item, from a :class:`Genome` opened in each worker process; a
+Sequences are read lazily, one per item, from the genome, whose handle each worker process opens
+itself (:class:`~bigbird_dna.genome.reader.GenomeReader`); a
 DeePromoter negative is derived from its positive with a generator seeded by ``(seed, split, index)``,
 so every epoch, rank and worker sees the same negatives.
 """
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -40,10 +40,11 @@ from bigbird_dna.data.promoter.epdnew import (
 from bigbird_dna.data.promoter.files import read_labelled
 from bigbird_dna.data.promoter.negatives import deepromoter_negative
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta import Genome, GenomeHandle, prepare_genome
+from bigbird_dna.genome import open_genome
+from bigbird_dna.genome.reader import GenomeReader
+from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.genome.splits import SPLITS, resolve_splits, write_split_manifest
 from bigbird_dna.runtime.atomic import write_text_atomic
-from bigbird_dna.tokenizer import sample_training_chunks
 
 log = logging.getLogger(__name__)
 
@@ -61,28 +62,27 @@ class PromoterWindowDataset(Dataset):
     """``(seq, labels [1])`` items read from the genome (0-based, half-open windows).
 
     Args:
-        fasta: a path returned by :func:`prepare_genome`.
+        genome: the genome the windows lie on.
         samples: the split's windows and labels.
         seed: seeds each DeePromoter negative together with ``stream`` and the item index.
         stream: a number distinguishing the split (0 train, 1 val, 2 test).
         negatives: the ``data.negatives`` config (mode, num_chunks, num_kept).
     """
 
-    def __init__(self, fasta: str | os.PathLike, samples: list[PromoterSample], seed: int, stream: int,
+    def __init__(self, genome: GenomeReader, samples: list[PromoterSample], seed: int, stream: int,
                  negatives: dict):
-        self.fasta = str(fasta)
+        self.genome = genome
         self.samples = samples
         self.seed = seed
         self.stream = stream
         self.negatives = negatives
-        self._genome = GenomeHandle(fasta)
 
     def __len__(self) -> int:
         return len(self.samples)
 
     def __getitem__(self, index: int) -> tuple[str, np.ndarray]:
         sample = self.samples[index]
-        seq = sample.window.read(self._genome.get())
+        seq = sample.window.read(self.genome)
         if sample.derived:
             stream = np.random.SeedSequence(self.seed, spawn_key=(self.stream, index))
             seq = deepromoter_negative(seq, np.random.Generator(np.random.PCG64(stream)),
@@ -104,31 +104,30 @@ class EpdnewPromoterData(LabelledDataModule):
     def __init__(self, seed: int, run_dir: str | Path, is_main_process: bool = True, **data: Any):
         unset = [key for key in ("fasta", "bed") if not data.get(key)]
         if unset:
-            raise InputError(f"data.{' and data.'.join(unset)} not set: data=promoter_epdnew needs data.fasta=GENOME.fa "
-                             "and data.bed=EPDNEW.bed (or use data=promoter_labelled).")
-        self.fasta = prepare_genome(data["fasta"], data.get("cache_dir"))
-        with Genome(self.fasta) as genome:
-            lengths = genome.record_lengths
-            tss = read_epdnew_bed(data["bed"])
-            windows = check_windows([promoter_window(t, data["upstream_bp"], data["downstream_bp"]) for t in tss],
-                                    lengths, str(data["bed"]), data["skip_out_of_bounds"])
-            window_bp = data["upstream_bp"] + data["downstream_bp"]
-            self.splits = resolve_splits(lengths, data.get("train_records"), list(data.get("val_records") or []),
-                                         list(data.get("test_records") or []), data["holdout_fraction"],
-                                         min_length=window_bp)
-            positives = assign_to_splits(windows, self.splits)
-            negatives = data["negatives"]
-            far = FarFromTssSampler(tss, window_bp, negatives["min_tss_distance_bp"], data["max_n_fraction"])
-            samples = {}
-            for stream, split in enumerate(SPLITS):
-                rng = np.random.default_rng([seed, stream])
-                found = [PromoterSample(w, 1.0) for w in positives[split]]
-                found += [PromoterSample(w, 0.0, derived=True)
-                          for w in positives[split] for _ in range(negatives["deepromoter"])]
-                count = round(negatives["random_genomic"] * len(positives[split]))
-                found += [PromoterSample(w, 0.0) for w in far.sample(genome, self.splits[split], count, rng)]
-                samples[split] = found
-        datasets = {split: PromoterWindowDataset(self.fasta, samples[split], seed, stream, negatives)
+            raise InputError(f"data.{' and data.'.join(unset)} not set: data=promoter_epdnew needs "
+                             "data.fasta=GENOME.fa and data.bed=EPDNEW.bed (or use data=promoter_labelled).")
+        self.genome = open_genome(data["fasta"], data.get("cache_dir"))
+        lengths = self.genome.record_lengths
+        tss = read_epdnew_bed(data["bed"])
+        windows = check_windows([promoter_window(t, data["upstream_bp"], data["downstream_bp"]) for t in tss],
+                                lengths, str(data["bed"]), data["skip_out_of_bounds"])
+        window_bp = data["upstream_bp"] + data["downstream_bp"]
+        self.splits = resolve_splits(lengths, data.get("train_records"), list(data.get("val_records") or []),
+                                     list(data.get("test_records") or []), data["holdout_fraction"],
+                                     min_length=window_bp)
+        positives = assign_to_splits(windows, self.splits)
+        negatives = data["negatives"]
+        far = FarFromTssSampler(tss, window_bp, negatives["min_tss_distance_bp"], data["max_n_fraction"])
+        samples = {}
+        for stream, split in enumerate(SPLITS):
+            rng = np.random.default_rng([seed, stream])
+            found = [PromoterSample(w, 1.0) for w in positives[split]]
+            found += [PromoterSample(w, 0.0, derived=True)
+                      for w in positives[split] for _ in range(negatives["deepromoter"])]
+            count = round(negatives["random_genomic"] * len(positives[split]))
+            found += [PromoterSample(w, 0.0) for w in far.sample(self.genome, self.splits[split], count, rng)]
+            samples[split] = found
+        datasets = {split: PromoterWindowDataset(self.genome, samples[split], seed, stream, negatives)
                     for stream, split in enumerate(SPLITS)}
         super().__init__(datasets, data["batch_size"], data["num_workers"], seed, baselines=data.get("baselines"))
         self.counts = {split: {"positives": len(positives[split]), "negatives": len(s) - len(positives[split])}
@@ -142,7 +141,7 @@ class EpdnewPromoterData(LabelledDataModule):
     def training_sequences(self) -> Iterable[str]:
         """Random genome chunks of the train split, for training a tokenizer from scratch."""
         regions = list(self.splits["train"])  # Region unpacks as (record, start, end)
-        return sample_training_chunks(self.fasta, regions, total_bp=10 ** 12, seed=self.seed,
+        return sample_training_chunks(self.genome, regions, total_bp=10 ** 12, seed=self.seed,
                                       min_chunk_bp=min(1000, min(e - s for _, s, e in regions)))
 
 

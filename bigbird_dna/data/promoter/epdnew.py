@@ -29,7 +29,7 @@ import numpy as np
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.bed import Region, bed_lines
-from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.genome.reader import GenomeReader
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 
 EPDNEW_WIDTH = 60
@@ -57,7 +57,7 @@ class Window:
     strand: str
     name: str = ""
 
-    def read(self, genome: Genome) -> str:
+    def read(self, genome: GenomeReader) -> str:
         """The window's sequence in its own orientation (reverse complement on ``-``)."""
         seq = genome.fetch(self.record, self.start, self.end)
         return reverse_complement(seq) if self.strand == "-" else seq
@@ -174,7 +174,8 @@ class FarFromTssSampler:
         i = bisect.bisect_left(positions, start - self.min_distance_bp)
         return i == len(positions) or positions[i] >= end + self.min_distance_bp
 
-    def sample(self, genome: Genome, regions: Sequence[Region], count: int, rng: np.random.Generator) -> list[Window]:
+    def sample(self, genome: GenomeReader, regions: Sequence[Region], count: int,
+               rng: np.random.Generator) -> list[Window]:
         """``count`` windows inside ``regions`` (weighted by length)."""
         regions = [r for r in regions if r.length >= self.window_bp]
         if count and not regions:

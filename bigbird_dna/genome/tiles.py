@@ -7,24 +7,24 @@ of a region is shorter when the region does not divide evenly (tails under ``min
 dropped). For very large genomes ``max_windows`` caps the count: evenly spaced tiles are kept, so
 the sample still spans every region in proportion to its length.
 
-Windows are dealt to ranks and then to DataLoader workers by index, like
+Windows are dealt to ranks and then to DataLoader workers by index
+(:meth:`~bigbird_dna.runtime.shards.Shard.indices`), like
 :class:`~bigbird_dna.genome.windows.GenomeWindows`; each is ``{"seq", "record", "start", "end",
-"strand": "+", "index"}``. Windows made only of N/IUPAC codes are skipped.
+"strand": "+", "index"}``, its bases upper-case. Windows made only of N/IUPAC codes are skipped.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Iterator, Sequence
 
 import numpy as np
-import torch.distributed as dist
-from torch.utils.data import IterableDataset, get_worker_info
+from torch.utils.data import IterableDataset
 
-from bigbird_dna.genome.fasta import Genome
+from bigbird_dna.errors import InputError
+from bigbird_dna.genome.reader import GenomeReader
 from bigbird_dna.genome.sequence import ambiguous_fraction
 from bigbird_dna.genome.splits import Region
-from bigbird_dna.errors import InputError
+from bigbird_dna.runtime.shards import current_shard
 
 
 def tile_regions(regions: Sequence[Region], window_bp: int, stride_bp: int | None = None,
@@ -49,20 +49,18 @@ def tile_regions(regions: Sequence[Region], window_bp: int, stride_bp: int | Non
 
 
 class TiledWindows(IterableDataset):
-    """The tiles of :func:`tile_regions` read from ``fasta``, sharded over ranks and workers.
+    """The tiles of :func:`tile_regions` read from ``genome``, sharded over ranks and workers.
 
     Args:
-        fasta: a path returned by :func:`~bigbird_dna.genome.fasta.prepare_genome`.
+        genome: the genome (each process opens its own handle).
         regions: the held-out regions (0-based, half-open).
         window_bp, stride_bp, max_windows: see :func:`tile_regions`.
-        uppercase: upper-case soft-masked bases.
     """
 
-    def __init__(self, fasta: str | os.PathLike, regions: Sequence[Region], window_bp: int,
-                 stride_bp: int | None = None, max_windows: int | None = None, uppercase: bool = True):
+    def __init__(self, genome: GenomeReader, regions: Sequence[Region], window_bp: int,
+                 stride_bp: int | None = None, max_windows: int | None = None):
         super().__init__()
-        self.fasta = str(fasta)
-        self.uppercase = uppercase
+        self.genome = genome
         self.tiles = tile_regions(regions, window_bp, stride_bp, max_windows)
         self.epoch = 0  # fixed windows: no epochs, kept for the loaders' bookkeeping
 
@@ -70,28 +68,22 @@ class TiledWindows(IterableDataset):
         return len(self.tiles)
 
     def __iter__(self) -> Iterator[dict]:
-        rank, world = (dist.get_rank(), dist.get_world_size()) if dist.is_available() and dist.is_initialized() \
-            else (0, 1)
-        info = get_worker_info()
-        worker, workers = (info.id, info.num_workers) if info else (0, 1)
-        with Genome(self.fasta, uppercase=self.uppercase) as genome:
-            for index in range(rank + world * worker, len(self.tiles), world * workers):
-                item = self.read(genome, index)
-                if item is not None:
-                    yield item
+        for index in current_shard().indices(len(self.tiles)):
+            item = self.read(index)
+            if item is not None:
+                yield item
 
-    def read(self, genome: Genome, index: int) -> dict | None:
-        """Window ``index`` from an open genome, or None when it holds no A/C/G/T at all."""
+    def read(self, index: int) -> dict | None:
+        """Window ``index``, or None when it holds no A/C/G/T at all."""
         record, start, end = self.tiles[index]
-        seq = genome.fetch(record, start, end)
+        seq = self.genome.fetch(record, start, end)
         if ambiguous_fraction(seq) >= 1.0:
             return None
         return {"seq": seq, "record": record, "start": start, "end": end, "strand": "+", "index": index}
 
     def iter_all(self) -> Iterator[dict]:
         """Every window in order, in this process (for the baselines, computed once on one rank)."""
-        with Genome(self.fasta, uppercase=self.uppercase) as genome:
-            for index in range(len(self.tiles)):
-                item = self.read(genome, index)
-                if item is not None:
-                    yield item
+        for index in range(len(self.tiles)):
+            item = self.read(index)
+            if item is not None:
+                yield item
