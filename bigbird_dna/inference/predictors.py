@@ -236,11 +236,11 @@ def predictor_for(export: Export) -> Predictor:
     """The predictor of an export's output, or an :class:`InputError` saying what to use instead."""
     output = export.output
     if output is None or output.kind.name not in PREDICTORS:
-        kind = "an encoder without a head" if output is None else f"a {output.kind.name} model"
-        hint = " (for likelihoods use python -m bigbird_dna.score)" if output is not None else ""
-        raise InputError(f"{export.path} holds '{export.task}', {kind}, which predict cannot use; it needs a "
-                         f"fine-tuned classifier (python -m bigbird_dna.train task=promoter|classify|chromatin)"
-                         f"{hint}.")
+        head = "no head" if output is None else f"a {output.kind.name} head"
+        hint = "; for per-base likelihoods of an MLM, use python -m bigbird_dna.score" if output is not None else ""
+        raise InputError(f"{export.path} holds a '{export.task}' model ({head}), which predict cannot use: it needs "
+                         "a fine-tuned classifier (python -m bigbird_dna.train task=promoter, classify or "
+                         f"chromatin){hint}.")
     return PREDICTORS[output.kind.name](output)
 
 

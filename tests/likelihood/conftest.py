@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from bigbird_dna.demo.markov_genome import MarkovSource
+from bigbird_dna.model.outputs import MASKED_LM, ModelOutput
 from bigbird_dna.tokenizer import ALPHABET, SPECIAL_TOKENS
 from tests.conftest import LAMBDA, compose
 
@@ -77,6 +78,7 @@ class OracleMLM(torch.nn.Module):
     def __init__(self, encoder: torch.nn.Module):
         super().__init__()
         self.encoder, self.head = encoder, torch.nn.Identity()
+        self.output = ModelOutput(MASKED_LM)
 
 
 def with_oracle(model, encoder: torch.nn.Module):
