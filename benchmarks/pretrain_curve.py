@@ -20,7 +20,7 @@ step itself: they are not points of the curve (their numbers are in ``summary.js
 that resumes re-logs the steps after its checkpoint; the newest version wins.
 
 Baselines: from ``summary.json`` when there is one, else computed here exactly as the run will
-(its data config, tokenizer and seed; the data module's ``reference_metrics``) and kept in
+(its data config, tokenizer and seed; ``evaluation.reference.reference_metrics`` of its data) and kept in
 ``<run dir>/baselines.json`` for the next call (``--no-compute-baselines`` skips that).
 
     python benchmarks/pretrain_curve.py outputs/pretrain_gpu/run [--out PATH] [--png PATH]
@@ -124,6 +124,7 @@ def compute_baselines(run_dir: Path, cfg: dict[str, Any]) -> dict[str, float]:
     """The run's own ``reference_metrics``: its data config, seed, tokenizer and context length."""
     from omegaconf import OmegaConf
 
+    from bigbird_dna.evaluation.reference import reference_metrics
     from bigbird_dna.tokenizer import DNATokenizer
     from bigbird_dna.training.resolvers import instantiate, register_resolvers
 
@@ -132,7 +133,7 @@ def compute_baselines(run_dir: Path, cfg: dict[str, Any]) -> dict[str, float]:
         datamodule = instantiate(OmegaConf.create(cfg["data"]), seed=cfg.get("seed", 0), run_dir=scratch,
                                  is_main_process=True)
         datamodule.attach_tokenizer(DNATokenizer.load(run_dir / "tokenizer.json"), cfg["model"]["max_positions"])
-        return datamodule.reference_metrics()
+        return reference_metrics(datamodule)
 
 
 def run_baselines(run_dir: Path, summary: dict | None, cfg: dict[str, Any], compute: bool) -> dict | None:

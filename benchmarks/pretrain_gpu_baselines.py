@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     from hydra import compose, initialize_config_module
 
+    from bigbird_dna.evaluation.reference import reference_metrics
     from bigbird_dna.tokenizer import char_tokenizer
     from bigbird_dna.training.resolvers import instantiate, register_resolvers
 
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> dict:
     with tempfile.TemporaryDirectory() as scratch:  # the data module writes its split manifest there
         data = instantiate(cfg.data, seed=cfg.seed, run_dir=scratch, is_main_process=True)
         data.attach_tokenizer(char_tokenizer(), cfg.model.max_positions)
-        metrics = data.reference_metrics()
+        metrics = reference_metrics(data)
     result = {"benchmark": "pretrain_gpu_baselines", **recorded_state(),
               "command": script_command(__file__, argv), "window_bp": cfg.data.window_bp, "metrics": metrics}
     write_json(args.out or default_out("pretrain_gpu_baselines"), result)

@@ -40,6 +40,8 @@ from lightning.pytorch.utilities.model_helpers import is_overridden
 from omegaconf import DictConfig, OmegaConf
 
 from bigbird_dna.errors import EXIT_INPUT_ERROR, InputError
+from bigbird_dna.evaluation.reference import check_settings as check_baseline_settings
+from bigbird_dna.evaluation.reference import reference_metrics
 from bigbird_dna.hf import write_hf_export
 from bigbird_dna.model.export import load_export
 from bigbird_dna.model.model_card import portable_tree
@@ -132,6 +134,7 @@ def build(cfg: DictConfig, run_dir: Path, is_main_process: bool) -> tuple[Encode
         raise InputError(f"task={cfg.task.name} cannot train on {data_class.__name__} (data={cfg.data._target_}); "
                          f"it needs {' or '.join(c.__name__ for c in wanted)}: pick a matching data= config.")
     datamodule = instantiate(cfg.data, seed=cfg.seed, run_dir=str(run_dir), is_main_process=is_main_process)
+    check_baseline_settings(datamodule)
     backbone = cfg.task.get("backbone")
     export = load_export(backbone) if backbone else None
     if export is not None:
@@ -218,7 +221,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
         "run_dir": str(run_dir),
     }
     if trainer.is_global_zero:
-        summary.update(datamodule.reference_metrics())  # baselines: computed here, on one rank only
+        summary.update(reference_metrics(datamodule, trainer.strategy.root_device))  # on one rank only
         # The export: the best checkpoint's weights, read from its file; paths only relative to run_dir.
         weights = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
         record = training_record(to_plain(cfg.data), to_plain(cfg.tokenizer), summary, command_overrides(), run_dir)

@@ -17,7 +17,6 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from bigbird_dna.data.baselines import baseline_settings, run_baselines
 from bigbird_dna.data.loaders import (
     DropsFullPaddingMasks,
     ResumableMapLoader,
@@ -113,7 +112,8 @@ class LabelledDataModule(DropsFullPaddingMasks, ResumesMidEpoch, L.LightningData
         seed: seeds the order of training batches.
         label_kind: ``binary``, ``multiclass`` (one-hot labels ``[N, C]``) or ``multilabel``;
             ``None``: ``binary`` for one label column, else ``multilabel``.
-        baselines: the ``data.baselines`` settings of :meth:`reference_metrics` (``None``: defaults).
+        baselines: the ``data.baselines`` settings of the k-mer LR and small-CNN baselines
+            (:mod:`bigbird_dna.evaluation.baselines`; ``None``: defaults).
         reverse_complement_prob: share of training sequences read on the other strand each epoch
             (:class:`RandomStrand`); validation and test are never flipped. 0 = off.
     """
@@ -137,7 +137,6 @@ class LabelledDataModule(DropsFullPaddingMasks, ResumesMidEpoch, L.LightningData
         self.label_kind = label_kind
         self.baselines = dict(baselines or {})
         self.resume_position: dict[int, int] = {}  # {epoch: batches} a resumed run skips (ResumesMidEpoch)
-        baseline_settings(self.baselines)  # refuse a bad data.baselines before training, not after
 
     def training_sequences(self) -> Iterable[str]:
         """Training sequences to train a tokenizer on, in a fixed order; subclasses say which."""
@@ -169,13 +168,6 @@ class LabelledDataModule(DropsFullPaddingMasks, ResumesMidEpoch, L.LightningData
     @label_kind.setter
     def label_kind(self, kind: str | None) -> None:
         self._label_kind = kind
-
-    def reference_metrics(self) -> dict[str, float]:
-        """k-mer logistic regression and small-CNN baselines, trained on the train split and scored
-        on the test split (val without one), as ``baseline/...`` keys (``data.baselines``; see
-        :mod:`bigbird_dna.data.baselines`). Runs on the trainer's device when there is one."""
-        device = self.trainer.strategy.root_device if self.trainer is not None else torch.device("cpu")
-        return run_baselines(self.datasets, self.label_kind, self.baselines, device, self.seed)
 
     def attach_tokenizer(self, tokenizer: DNATokenizer, max_tokens: int) -> None:
         """Tokenize with ``tokenizer`` into at most ``max_tokens`` tokens (model context)."""

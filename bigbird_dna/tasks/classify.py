@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from bigbird_dna.data.sequence_classes import SequenceClassData
+from bigbird_dna.data.classes.datamodule import SequenceClassData
 from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.metrics import multiclass_metrics
 from bigbird_dna.evaluation.summary import baseline_rows

@@ -22,8 +22,8 @@ import torch
 import torch.nn.functional as F
 from torchmetrics import SumMetric
 
-from bigbird_dna.data.masking import IGNORE_INDEX
-from bigbird_dna.data.mlm import GenomeMLMDataModule
+from bigbird_dna.data.mlm.datamodule import GenomeMLMDataModule
+from bigbird_dna.data.mlm.masking import IGNORE_INDEX
 from bigbird_dna.evaluation.summary import chain_rows
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.networks import MaskedLMNetwork

@@ -24,8 +24,12 @@ MOVED_MODULES: dict[str, str] = {
     **{f"bigbird_dna.runtime.{name}": f"bigbird_dna.training.{name}" for name in _TRAINING},
     "bigbird_dna.tasks.compiled_layers": "bigbird_dna.training.compiled_layers",
 }
-# _target_ values of classes that moved to another module, one by one: old -> new
-MOVED_TARGETS: dict[str, str] = {}
+# _target_ values of classes that moved to another module, one by one: old -> new. The MLM and
+# class-file modules of data/ went into folders of their own.
+MOVED_TARGETS: dict[str, str] = {
+    "bigbird_dna.data.mlm.GenomeMLMDataModule": "bigbird_dna.data.mlm.datamodule.GenomeMLMDataModule",
+    "bigbird_dna.data.sequence_classes.SequenceClassData": "bigbird_dna.data.classes.datamodule.SequenceClassData",
+}
 
 
 def _moved(target: str) -> str:

@@ -43,7 +43,7 @@ SAFE_KEYS = ("data.cache_dir", "data.num_workers", "data.batch_size", "task.moni
 # Under PROTECTED, but they name this run's own directory: always this command's value.
 RUN_DIR_KEYS = ("task.report_dir",)
 # This command's own: where the run is and what it resumes from, never taken from the saved config.
-NOT_RESTORED = ("paths", "ckpt_path", "resume", "hydra")
+COMMAND_OWN_KEYS = ("paths", "ckpt_path", "resume", "hydra")
 # Groups that Hydra packages elsewhere, and groups that may set any key.
 GROUP_PATHS = {"attention": "model.attention"}
 GLOBAL_GROUPS = ("experiment", "debug")
@@ -139,7 +139,7 @@ def reconcile_resume(cfg: DictConfig, checkpoint: str, overrides: list[str], all
     moved = (str(OmegaConf.select(saved, "paths.output_dir") or ""), str(cfg.paths.output_dir))
     with open_dict(cfg):
         for top in saved:
-            if top in NOT_RESTORED or (global_group and top not in PROTECTED):
+            if top in COMMAND_OWN_KEYS or (global_group and top not in PROTECTED):
                 continue  # an experiment or debug group on the command line sets the rest itself
             restored = OmegaConf.create({top: _in_run_dir(_select(saved, top), *moved)})
             for key in [*RUN_DIR_KEYS, *keys]:
@@ -148,7 +148,7 @@ def reconcile_resume(cfg: DictConfig, checkpoint: str, overrides: list[str], all
                     OmegaConf.update(restored, key, _select(cfg, key), force_add=True)
             cfg[top] = restored[top]
     overridden = [f"{key}={_select(cfg, key)} (was {_select(saved, key)})" for key in keys
-                  if key.split(".", 1)[0] not in NOT_RESTORED and _select(cfg, key) != _select(saved, key)]
+                  if key.split(".", 1)[0] not in COMMAND_OWN_KEYS and _select(cfg, key) != _select(saved, key)]
     if changed:
         log.warning("resuming with changed settings (resume.allow_changes=true): %s", "; ".join(changed))
     log.info("resumed run: every setting taken from %s%s", path,

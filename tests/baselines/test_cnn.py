@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from bigbird_dna.data.baselines.cnn import SmallCNN, one_hot, predict_cnn, train_cnn
-from bigbird_dna.data.baselines.metrics import classification_metrics
-from bigbird_dna.data.baselines.sequences import CodedSet, encode_strings, reverse_complement_codes
+from bigbird_dna.evaluation.baselines.cnn import SmallCNN, one_hot, predict_cnn, train_cnn
+from bigbird_dna.evaluation.baselines.sequences import CodedSet, encode_strings, reverse_complement_codes
+from bigbird_dna.evaluation.metrics import classification_metrics
 from tests.baselines.planted import splits
 
 CPU = torch.device("cpu")

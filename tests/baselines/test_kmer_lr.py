@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from bigbird_dna.data.baselines.kmer_lr import Standardiser, fit_kmer_lr, fit_linear
-from bigbird_dna.data.baselines.kmers import feature_slices, kmer_frequencies, num_features
-from bigbird_dna.data.baselines.metrics import classification_metrics
-from bigbird_dna.data.baselines.sequences import encode_onehot_agct, encode_strings, reverse_complement_codes
+from bigbird_dna.evaluation.baselines.kmer_lr import Standardiser, fit_kmer_lr, fit_linear
+from bigbird_dna.evaluation.baselines.kmers import feature_slices, kmer_frequencies, num_features
+from bigbird_dna.evaluation.baselines.sequences import encode_onehot_agct, encode_strings, reverse_complement_codes
+from bigbird_dna.evaluation.metrics import classification_metrics
 from tests.baselines.planted import MOTIF, planted_set, random_dna, splits
 
 

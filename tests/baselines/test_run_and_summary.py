@@ -1,5 +1,5 @@
-"""The baselines through the data module (``reference_metrics``), their summary keys, and the
-summary lines: a broken model provably does not beat them."""
+"""The baselines of a data module (``evaluation.reference``), their summary keys, and the summary
+lines: a broken model provably does not beat them."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import pytest
 import torch
 from torchmetrics.functional.classification import binary_auroc
 
-from bigbird_dna.data.baselines import run_baselines
-from bigbird_dna.data.baselines.sequences import coded_split
 from bigbird_dna.data.labelled import LabelledDataModule, LabelledSequences
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.baselines import run_baselines
+from bigbird_dna.evaluation.baselines.sequences import coded_split
+from bigbird_dna.evaluation.reference import check_settings, reference_metrics
 from bigbird_dna.evaluation.summary import baseline_rows
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.promoter import format_summary
@@ -29,7 +30,7 @@ def planted():
 def baselines(planted):
     module = LabelledDataModule(planted, batch_size=8, num_workers=0, seed=0, baselines=FAST)
     assert module.label_kind == "binary"  # one label column
-    return module.reference_metrics()
+    return reference_metrics(module)
 
 
 def test_reference_metrics_keys(baselines, planted):
@@ -77,9 +78,9 @@ def test_summary_wording_and_fallbacks():
 
 def test_settings_kinds_and_skips(planted):
     with pytest.raises(InputError, match="unknown data.baselines"):
-        LabelledDataModule(planted, 8, 0, 0, baselines={"max_trian": 5})
+        check_settings(LabelledDataModule(planted, 8, 0, 0, baselines={"max_trian": 5}))
     off = LabelledDataModule(planted, 8, 0, 0, baselines={"enabled": False})
-    assert off.reference_metrics() == {"baseline/skipped": "disabled (data.baselines.enabled=false)"}
+    assert reference_metrics(off) == {"baseline/skipped": "disabled (data.baselines.enabled=false)"}
     multi = {s: LabelledSequences(d.seqs, np.repeat(d.labels, 2, axis=1)) for s, d in planted.items()}
     assert LabelledDataModule(multi, 8, 0, 0).label_kind == "multilabel"
     with pytest.raises(InputError, match="does not fit"):

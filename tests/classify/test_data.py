@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from bigbird_dna.data.sequence_classes import SequenceClassData, sorted_class_names
+from bigbird_dna.data.classes.datamodule import SequenceClassData, sorted_class_names
 from bigbird_dna.errors import InputError
 from bigbird_dna.tasks.classify import ClassifyTask, metric_keys, resolve_class_weights
 from tests.classify.conftest import MOTIFS, planted, write_class_folders, write_fasta_per_class, write_table

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bigbird_dna.data.masking import IGNORE_INDEX
-from bigbird_dna.data.mlm import GenomeMLMDataModule
+from bigbird_dna.data.mlm.datamodule import GenomeMLMDataModule
+from bigbird_dna.data.mlm.masking import IGNORE_INDEX
 from bigbird_dna.tokenizer import char_tokenizer
 from tests.conftest import LAMBDA
 

@@ -1,6 +1,6 @@
 import torch
 
-from bigbird_dna.data.masking import IGNORE_INDEX, mask_tokens
+from bigbird_dna.data.mlm.masking import IGNORE_INDEX, mask_tokens
 
 PAD, UNK, CLS, SEP, MASK = range(5)
 SPECIAL = torch.tensor([PAD, UNK, CLS, SEP, MASK])

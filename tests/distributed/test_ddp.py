@@ -16,7 +16,7 @@ import lightning as L
 import pytest
 from omegaconf import OmegaConf
 
-from bigbird_dna.data.mlm import GenomeMLMDataModule
+from bigbird_dna.data.mlm.datamodule import GenomeMLMDataModule
 from bigbird_dna.tasks.mlm import MLMTask
 from bigbird_dna.tokenizer import DNATokenizer
 from tests.conftest import FAST_OVERRIDES, LAMBDA, REPO, run_cli

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from bigbird_dna.data.mlm import MLMCollator, ResumableLoader
+from bigbird_dna.data.loaders import ResumableLoader
+from bigbird_dna.data.mlm.collator import MLMCollator
 from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.splits import Region
 from bigbird_dna.genome.windows import GenomeWindows

@@ -58,7 +58,7 @@ def test_datamodules_drop_the_mask_of_full_batches_only():
     assert full["attention_mask"] is not None  # the collator's own batch is not changed
 
     from bigbird_dna.data.labelled import LabelledDataModule
-    from bigbird_dna.data.mlm import GenomeMLMDataModule
+    from bigbird_dna.data.mlm.datamodule import GenomeMLMDataModule
     assert issubclass(LabelledDataModule, DropsFullPaddingMasks)
     assert issubclass(GenomeMLMDataModule, DropsFullPaddingMasks)
 

@@ -8,9 +8,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from bigbird_dna.data.markov_baseline import KmerModel, encode, select_and_fit
-from bigbird_dna.data.masking import IGNORE_INDEX
-from bigbird_dna.data.mlm_collator import MLMCollator
+from bigbird_dna.data.mlm.collator import MLMCollator
+from bigbird_dna.data.mlm.masking import IGNORE_INDEX
+from bigbird_dna.evaluation.kmer_chains import KmerModel, encode, select_and_fit
 from bigbird_dna.genome.splits import Region
 from bigbird_dna.genome.tiles import tile_regions
 from bigbird_dna.tasks.mlm import MLMTask

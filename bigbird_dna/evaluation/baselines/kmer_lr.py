@@ -18,8 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from bigbird_dna.data.baselines.kmers import MAX_K, feature_slices, num_features
-from bigbird_dna.data.baselines.metrics import classification_metrics, loss_of, probabilities
+from bigbird_dna.evaluation.baselines.kmers import MAX_K, feature_slices, num_features
+from bigbird_dna.evaluation.baselines.objective import loss_of, probabilities
+from bigbird_dna.evaluation.metrics import classification_metrics
 
 L2_GRID = (1e-1, 1e-2, 1e-3, 1e-4)
 

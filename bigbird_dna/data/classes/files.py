@@ -72,7 +72,8 @@ def read_table(path: str | os.PathLike, sequence_column: str = "sequence",
     name = str(path).removesuffix(".gz")
     delimiter = "," if name.endswith(".csv") else "\t"
     found = ClassSequences(layout="table")
-    with open_text(path, "table", "Give a TSV/CSV path, a {class: FASTA} mapping or a class-folder directory.") as handle:
+    fix = "Give a TSV/CSV path, a {class: FASTA} mapping or a class-folder directory."
+    with open_text(path, "table", fix) as handle:
         reader = csv.DictReader(handle, delimiter=delimiter)
         missing = [c for c in (sequence_column, label_column) if c not in (reader.fieldnames or [])]
         if missing:

@@ -4,6 +4,6 @@ regression and a small CNN, trained on the same train split and scored on the sa
 :func:`run_baselines` is the entry point (``LabelledDataModule.reference_metrics`` calls it).
 """
 
-from bigbird_dna.data.baselines.run import baseline_settings, run_baselines
+from bigbird_dna.evaluation.baselines.run import baseline_settings, run_baselines
 
 __all__ = ["baseline_settings", "run_baselines"]

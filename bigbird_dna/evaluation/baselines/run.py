@@ -20,12 +20,12 @@ from typing import Any, Mapping
 
 import torch
 
-from bigbird_dna.data.baselines.cnn import predict_cnn, train_cnn
-from bigbird_dna.data.baselines.kmer_lr import affordable_k, fit_kmer_lr
-from bigbird_dna.data.baselines.kmers import kmer_frequencies
-from bigbird_dna.data.baselines.metrics import check_label_kind, classification_metrics
-from bigbird_dna.data.baselines.sequences import CodedSet, coded_split
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.baselines.cnn import predict_cnn, train_cnn
+from bigbird_dna.evaluation.baselines.kmer_lr import affordable_k, fit_kmer_lr
+from bigbird_dna.evaluation.baselines.kmers import kmer_frequencies
+from bigbird_dna.evaluation.baselines.sequences import CodedSet, coded_split
+from bigbird_dna.evaluation.metrics import check_label_kind, classification_metrics
 from bigbird_dna.runtime.phases import phase
 
 log = logging.getLogger(__name__)

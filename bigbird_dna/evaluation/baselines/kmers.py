@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from bigbird_dna.data.baselines.sequences import N_CODE
+from bigbird_dna.evaluation.baselines.sequences import N_CODE
 
 MAX_K = 6
 

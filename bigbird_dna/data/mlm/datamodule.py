@@ -34,15 +34,13 @@ from bigbird_dna.data.loaders import (
     pins_memory,
     wait_for_file,
 )
-from bigbird_dna.data.markov_baseline import encode, select_and_fit
-from bigbird_dna.data.mlm_baselines import score_baselines
-from bigbird_dna.data.mlm_collator import MLMCollator
+from bigbird_dna.data.mlm.collator import MLMCollator
 from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.genome.splits import resolve_splits, write_split_manifest
 from bigbird_dna.genome.tiles import TiledWindows
 from bigbird_dna.genome.windows import GenomeWindows
-from bigbird_dna.runtime.phases import counted, human_size, phase
+from bigbird_dna.runtime.phases import counted, phase
 from bigbird_dna.tokenizer import DNATokenizer
 
 log = logging.getLogger(__name__)
@@ -80,7 +78,7 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         eval_windows: at most this many val/test windows; they tile the held-out regions.
         eval_stride_bp: the tiling stride (``None`` = ``window_bp``: every held-out base once).
         baseline_max_bp, baseline_max_order: train bases and k-mer orders of the baselines
-            (:mod:`bigbird_dna.data.markov_baseline`).
+            (:mod:`bigbird_dna.evaluation.kmer_chains`).
         batch_size: windows per batch, per device.
         num_workers: DataLoader workers.
     """
@@ -115,7 +113,6 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         self.splits = resolve_splits(self.genome.record_lengths, train_records, list(val_records or []),
                                      list(test_records or []), holdout_fraction, min_length=window_bp)
         self.datasets = {name: self._windows(name) for name in ("train", "val", "test")}
-        self._baselines: dict[str, float] | None = None
 
     def training_text(self, total_bp: int) -> Iterator[str]:
         """Random chunks of the train split, about ``total_bp`` bases, to train a tokenizer on."""
@@ -142,40 +139,6 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
     def task_inputs(self) -> dict[str, Any]:
         """Constructor arguments of the task that come from the data: the train token counts."""
         return {"token_counts": self.train_token_counts}
-
-    def reference_metrics(self) -> dict[str, float]:
-        """Unigram and k-mer baselines on the val and test tokens the MLM is scored on, for the run's
-        summary (computed once, on the rank that writes it, after :meth:`attach_tokenizer`):
-        ``{"val/baseline/markov_causal_bits_per_base": ..., "markov_causal_order": ...}``."""
-        if self._baselines is None:
-            with phase("baselines") as timing:
-                codes = [encode(seq) for seq in self._train_sequences()]
-                models, out = {}, {}
-                for kind, orders in (("causal", range(0, self.cfg["baseline_max_order"] + 1)),
-                                     ("bidirectional", range(0, self.cfg["baseline_max_order"] // 2 + 1))):
-                    models[f"markov_{kind}"], chosen = select_and_fit(codes, kind, orders)
-                    out[f"markov_{kind}_order"], out[f"markov_{kind}_alpha"] = chosen["order"], chosen["alpha"]
-                for split in ("val", "test"):
-                    collator = MLMCollator(self.tokenizer, self.max_tokens, self.eval_mask_prob, fixed_masks=True,
-                                           seed=self.seed)
-                    scores = score_baselines(self.datasets[split].iter_all(), collator, self.train_token_counts,
-                                             models)
-                    out.update({f"{split}/{key}": value for key, value in scores.items()})
-                timing.detail = (f"unigram and k-mer chains (causal order {out['markov_causal_order']}, bidirectional "
-                                 f"order {out['markov_bidirectional_order']}) fitted on "
-                                 f"{human_size(sum(len(c) for c in codes), 'bp')} of train, scored on val and test")
-            self._baselines = out
-        return self._baselines
-
-    def _train_sequences(self) -> list[str]:
-        """The train split's bases for the k-mer baselines: all of it, or evenly spread 100 kbp
-        chunks up to ``data.baseline_max_bp``."""
-        cap = int(self.cfg["baseline_max_bp"])
-        regions = self.splits["train"]
-        if sum(r.length for r in regions) > cap:
-            return list(sample_training_chunks(self.genome, regions, total_bp=cap, min_chunk_bp=100_000,
-                                               max_chunk_bp=100_000, seed=self.seed))
-        return [self.genome.fetch(record, start, end) for record, start, end in regions]
 
     def _windows(self, split: str) -> GenomeWindows | TiledWindows:
         """Train: random windows, drawn anew every epoch. Val/test: fixed tiles of the held-out regions."""

@@ -1,6 +1,6 @@
 """General sequence classification data, 2..N classes (``data=classify``, ``task=classify``).
 
-Each of ``train``, ``val`` and ``test`` is one of the layouts of :mod:`bigbird_dna.data.class_files`:
+Each of ``train``, ``val`` and ``test`` is one of the layouts of :mod:`bigbird_dna.data.classes.files`:
 a ``{class_name: FASTA}`` mapping, a TSV/CSV with sequence and class-name columns, or a folder of
 class subfolders. ``dir: ROOT`` reads the Genomic Benchmarks layout: ``ROOT/train/<class>/*``,
 ``ROOT/test/<class>/*`` when there is one (and ``ROOT/val/<class>/*`` if present).
@@ -28,7 +28,7 @@ from typing import Any, Iterable
 import numpy as np
 from torch.utils.data import Dataset, Subset
 
-from bigbird_dna.data.class_files import ClassSequences, read_classes
+from bigbird_dna.data.classes.files import ClassSequences, read_classes
 from bigbird_dna.data.labelled import LabelledDataModule, LabelledSequences
 from bigbird_dna.data.promoter.datamodule import stratified_holdout
 from bigbird_dna.errors import InputError

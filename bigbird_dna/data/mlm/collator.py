@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from bigbird_dna.data.masking import IGNORE_INDEX, mask_tokens
+from bigbird_dna.data.mlm.masking import IGNORE_INDEX, mask_tokens
 from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.specials import encode_with_specials
 

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from bigbird_dna.data.markov_baseline import encode
+from bigbird_dna.evaluation.kmer_chains import encode
 
 N_CODE = 4  # the code of N, any other letter and padding, as in markov_baseline.encode
 _AGCT_TO_ACGT = np.array([0, 2, 1, 3], dtype=np.uint8)  # DeepSEA channel -> code

@@ -21,8 +21,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from bigbird_dna.data.baselines.metrics import loss_of, probabilities
-from bigbird_dna.data.baselines.sequences import CodedSet, reverse_complement_codes
+from bigbird_dna.evaluation.baselines.objective import loss_of, probabilities
+from bigbird_dna.evaluation.baselines.sequences import CodedSet, reverse_complement_codes
 
 log = logging.getLogger(__name__)
 

@@ -103,8 +103,9 @@ def select_and_fit(train: list[np.ndarray], kind: str, orders: range, alphas: tu
 
     The last ``holdout_fraction`` of every train sequence is the selection slice; models are fitted
     on the rest and scored on it (bits/base, forward strand). ``both_strands=False`` counts the
-    given strand only (for sources that, unlike genomes, are not reverse-complement symmetric). Returns the refitted model and a
-    record of the choice: ``{"order", "alpha", "selection_bits_per_base": {"k/alpha": bits}}``.
+    given strand only (for sources that, unlike genomes, are not reverse-complement symmetric).
+    Returns the refitted model and a record of the choice:
+    ``{"order", "alpha", "selection_bits_per_base": {"k/alpha": bits}}``.
     """
     fit_part, held = [], []
     for codes in train:

@@ -1,0 +1,39 @@
+"""Which baselines a run's data gets, scored on the same held-out bases or sequences as the model:
+
+- genome MLM data (:class:`~bigbird_dna.data.mlm.datamodule.GenomeMLMDataModule`): the train
+  unigram and the causal and bidirectional k-mer chains (:mod:`.mlm_baselines`);
+- labelled data (:class:`~bigbird_dna.data.labelled.LabelledDataModule`: promoters, classes,
+  chromatin profiles): a k-mer logistic regression and a small CNN (:mod:`.baselines`), with the
+  ``data.baselines`` settings.
+
+``train`` checks the settings when it builds the data (:func:`check_settings`), and scores the
+baselines after the model's test (:func:`reference_metrics`), on one rank.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from bigbird_dna.data.labelled import LabelledDataModule
+from bigbird_dna.data.mlm.datamodule import GenomeMLMDataModule
+from bigbird_dna.evaluation.baselines import baseline_settings, run_baselines
+from bigbird_dna.evaluation.mlm_baselines import chain_metrics
+
+
+def check_settings(datamodule: Any) -> None:
+    """Refuse a bad ``data.baselines`` before training, not after it (:class:`InputError`)."""
+    if isinstance(datamodule, LabelledDataModule):
+        baseline_settings(datamodule.baselines)
+
+
+def reference_metrics(datamodule: Any, device: torch.device | str = "cpu") -> dict[str, Any]:
+    """The baselines' ``summary.json`` keys for ``datamodule`` (empty for data without baselines);
+    labelled baselines train on ``device``."""
+    if isinstance(datamodule, GenomeMLMDataModule):
+        return chain_metrics(datamodule)
+    if isinstance(datamodule, LabelledDataModule):
+        return run_baselines(datamodule.datasets, datamodule.label_kind, datamodule.baselines, device,
+                             datamodule.seed)
+    return {}
