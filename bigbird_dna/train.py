@@ -40,15 +40,13 @@ from lightning.pytorch.utilities.model_helpers import is_overridden
 from omegaconf import DictConfig, OmegaConf
 
 from bigbird_dna.errors import EXIT_INPUT_ERROR, InputError
-from bigbird_dna.evaluation.reference import check_settings as check_baseline_settings
 from bigbird_dna.evaluation.reference import reference_metrics
 from bigbird_dna.hf import write_hf_export
-from bigbird_dna.model.export import load_export
 from bigbird_dna.model.model_card import portable_tree
 from bigbird_dna.runtime.atomic import disk_full_cause, disk_full_error, ensure_writable_dir, write_text_atomic
 from bigbird_dna.runtime.phases import phase, process_start, reset_phases, run_timing
-from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
-from bigbird_dna.tokenizer.provision import provision_tokenizer
+from bigbird_dna.tasks.base import EncoderTask
+from bigbird_dna.training.assembly import build, instantiate_all, trainer_kwargs
 from bigbird_dna.training.checkpoint_io import AtomicCheckpointIO
 from bigbird_dna.training.distributed import multirun_job, register_slurm_resolver
 from bigbird_dna.training.export_record import training_record
@@ -59,8 +57,9 @@ from bigbird_dna.training.faults import (
     Preempted,
     arm_signal_handlers,
 )
+from bigbird_dna.training.model_checkpoint import save_final_state
 from bigbird_dna.training.overrides import unknown_key_hints
-from bigbird_dna.training.resolvers import instantiate, register_resolvers, target_class, to_plain
+from bigbird_dna.training.resolvers import register_resolvers, to_plain
 from bigbird_dna.training.run_record import (
     command_overrides,
     config_record,
@@ -88,70 +87,6 @@ def _is_main_process() -> bool:
         int(os.environ.get("LOCAL_RANK", 0)) == 0
 
 
-def _trainer_kwargs(cfg: DictConfig) -> dict[str, Any]:
-    kwargs = to_plain(cfg.trainer)
-    if kwargs.get("precision") == "auto":
-        kwargs["precision"] = "bf16-mixed" if torch.cuda.is_available() else "32-true"
-    return kwargs
-
-
-def _instantiate_all(group: DictConfig | None) -> list:
-    """The objects of a group of ``_target_`` nodes (callbacks, loggers); a target may return None."""
-    built = (hydra.utils.instantiate(node) for node in (group or {}).values() if node is not None)
-    return [item for item in built if item is not None]
-
-
-def _save_final_state(trainer: L.Trainer, checkpoint: ModelCheckpoint, run_dir: Path) -> str:
-    """Make ``last.ckpt`` hold the final step and return its path.
-
-    ModelCheckpoint saves only when it validates, so ``last.ckpt`` lags behind when ``max_steps``
-    is not a multiple of ``val_check_interval`` (and does not exist when no validation ran).
-    """
-    if checkpoint.last_model_path and getattr(checkpoint, "_last_global_step_saved", -1) == trainer.global_step:
-        return checkpoint.last_model_path
-    if not checkpoint.save_last and checkpoint.best_model_path:
-        return checkpoint.last_model_path
-    path = checkpoint.last_model_path or str(Path(checkpoint.dirpath or run_dir / "checkpoints") / "last.ckpt")
-    trainer.save_checkpoint(path, weights_only=False)
-    return path
-
-
-def _task_settings(cfg: DictConfig) -> dict[str, Any]:
-    """The ``task`` group without its run settings (name, monitor, ...): the constructor's arguments."""
-    return {k: v for k, v in to_plain(cfg.task).items() if k not in RUN_SETTINGS and k != "_target_"}
-
-
-def build(cfg: DictConfig, run_dir: Path, is_main_process: bool) -> tuple[EncoderTask, L.LightningDataModule, Any]:
-    """The task module, its DataModule and the tokenizer, from the config's ``_target_`` keys.
-
-    Order: check that the data suits the task (before anything is built), build the data, settle
-    the tokenizer (:func:`~bigbird_dna.tokenizer.provision.provision_tokenizer`; a ``task.backbone``
-    export brings its own, and its encoder config), attach it to the data, build the task.
-    """
-    task_class, data_class = target_class(cfg.task), target_class(cfg.data)
-    if not issubclass(data_class, task_class.data_class):
-        wanted = task_class.data_class if isinstance(task_class.data_class, tuple) else (task_class.data_class,)
-        raise InputError(f"task={cfg.task.name} cannot train on {data_class.__name__} (data={cfg.data._target_}); "
-                         f"it needs {' or '.join(c.__name__ for c in wanted)}: pick a matching data= config.")
-    datamodule = instantiate(cfg.data, seed=cfg.seed, run_dir=str(run_dir), is_main_process=is_main_process)
-    check_baseline_settings(datamodule)
-    backbone = cfg.task.get("backbone")
-    export = load_export(backbone) if backbone else None
-    if export is not None:
-        log.info("fine-tuning from %s: encoder config and tokenizer taken from the export "
-                 "(the model= group is not used).", backbone)
-    with phase("tokenizer", quiet_below=1.0):
-        tokenizer = provision_tokenizer(to_plain(cfg.tokenizer), run_dir, is_main_process, datamodule.training_text,
-                                        given=export.tokenizer if export else None, given_by=str(backbone))
-    model = dict(export.model_config) if export else to_plain(cfg.model)
-    model.update(vocab_size=tokenizer.vocab_size, pad_id=tokenizer.pad_id)
-    datamodule.attach_tokenizer(tokenizer, model["max_positions"])
-    module = task_class(**_task_settings(cfg), model=model, optim=to_plain(cfg.optim),
-                        tokenizer_sha256=tokenizer.sha256, tokenizer_json=tokenizer.to_str(),
-                        **datamodule.task_inputs())
-    return module, datamodule, tokenizer
-
-
 def _test(trainer: L.Trainer, module: EncoderTask, datamodule, checkpoint: str) -> dict[str, float]:
     """Test metrics of ``checkpoint`` on the test split; empty when the task or data has none."""
     if not is_overridden("test_step", module) or not datamodule.has_test_data():
@@ -171,7 +106,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
     main = _is_main_process()
     if main:
         ensure_writable_dir(run_dir)
-    callbacks = _instantiate_all(cfg.callbacks)
+    callbacks = instantiate_all(cfg.callbacks)
     # Before anything slow: a preemption signal that arrives while the data or the task is being
     # built is then kept for the first step boundary (and is not, by default, fatal).
     arm_signal_handlers(callbacks)
@@ -188,8 +123,8 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
         write_text_atomic(config_record(run_dir), OmegaConf.to_yaml(cfg, resolve=True))
 
     module, datamodule, tokenizer = build(cfg, run_dir, main)
-    loggers = _instantiate_all(cfg.logger)
-    trainer = L.Trainer(**_trainer_kwargs(cfg), callbacks=callbacks, logger=loggers or False,
+    loggers = instantiate_all(cfg.logger)
+    trainer = L.Trainer(**trainer_kwargs(cfg), callbacks=callbacks, logger=loggers or False,
                         default_root_dir=str(run_dir), plugins=[AtomicCheckpointIO()])
     batch = effective_batch_size(cfg, trainer)
     if batch:
@@ -203,7 +138,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
         trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path)
 
     checkpoint = next(c for c in trainer.checkpoint_callbacks if isinstance(c, ModelCheckpoint))
-    last = _save_final_state(trainer, checkpoint, run_dir)
+    last = save_final_state(trainer, checkpoint, run_dir)
     best = checkpoint.best_model_path or last
     # An explicit checkpoint: with none, Lightning on SLURM would validate the newest hpc_ckpt_*.
     with phase("validate", f"best checkpoint {best}"):

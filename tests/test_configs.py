@@ -143,7 +143,7 @@ def test_every_option_composes(tmp_path, group):
 
 
 def test_a_task_refuses_data_of_another_task_before_building_anything(tmp_path):
-    from bigbird_dna.train import build
+    from bigbird_dna.training.assembly import build
 
     cfg = compose(["task=promoter", f"data.fasta={LAMBDA}"], tmp_path / "run")
     with pytest.raises(InputError, match="task=promoter cannot train on GenomeMLMDataModule"):

@@ -9,7 +9,7 @@ import lightning as L
 import pytest
 
 from bigbird_dna.model.export import load_export
-from bigbird_dna.train import build
+from bigbird_dna.training.assembly import build
 from tests.chromatin.test_train_chromatin import TINY
 from tests.conftest import compose, run_cli
 

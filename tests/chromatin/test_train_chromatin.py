@@ -65,7 +65,7 @@ def test_the_run_writes_per_label_results_a_plot_and_an_export(trained):
 def test_trainer_test_averages_the_interleaved_strands_of_test_mat(trained, planted_bundle):
     import lightning as L
 
-    from bigbird_dna.train import build
+    from bigbird_dna.training.assembly import build
 
     _, run_dir = trained
     module, datamodule, _ = build(compose([*PLANTED, *TINY, f"data.dir={planted_bundle}"], run_dir), run_dir, True)

@@ -5,7 +5,7 @@ One code path for every label kind: the model gives logits ``[N, C]``; the loss 
 cross-entropy for ``multiclass`` and independent sigmoids (BCE) for ``binary`` (``C = 1``) and
 ``multilabel``; the objective ``mean loss + l2 / 2 * ||W||^2`` (bias not penalised) is convex.
 ``K`` (features of ``k = 1..K``) and ``l2`` are chosen on the validation set by its main metric
-(:func:`~.metrics.classification_metrics` ``auroc``); ties keep the smaller ``K`` and the stronger
+(:func:`~bigbird_dna.evaluation.metrics.classification_metrics` ``auroc``); ties keep the smaller ``K`` and the stronger
 penalty. Within a ``K`` the fits run from the strongest to the weakest penalty, each starting from
 the previous solution.
 """
@@ -47,7 +47,7 @@ def fit_linear(x: torch.Tensor, labels: torch.Tensor, kind: str, l2: float, max_
 
     Args:
         x: ``[N, F]`` features (standardised); labels: ``[N, C]`` 0/1 float.
-        kind: ``binary``, ``multiclass`` or ``multilabel`` (see :func:`~.metrics.loss_of`).
+        kind: ``binary``, ``multiclass`` or ``multilabel`` (see :func:`~.objective.loss_of`).
         init: ``(W [F, C], b [C])`` to start from (default zeros).
 
     Returns:

@@ -9,7 +9,7 @@ Keys (``<split>`` is ``test`` or ``val``): ``baseline/split``, ``baseline/second
 ``baseline/kmer_lr/k``, ``baseline/kmer_lr/l2``, ``baseline/kmer_lr/k_max_tried``,
 ``baseline/kmer_lr/seconds``; ``baseline/cnn/<split>_<metric>``, ``baseline/cnn/epochs``,
 ``baseline/cnn/best_epoch``, ``baseline/cnn/stopped``, ``baseline/cnn/seconds``; metrics as in
-:mod:`.metrics`. When the baselines cannot run: ``baseline/skipped`` with the reason.
+:mod:`bigbird_dna.evaluation.metrics`. When the baselines cannot run: ``baseline/skipped`` with the reason.
 """
 
 from __future__ import annotations

@@ -1,0 +1,74 @@
+"""What a training run is made of, built from the composed config's ``_target_`` keys: the data,
+the run's tokenizer, the task (with its network), the Trainer's arguments, and the objects of the
+callback and logger groups."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import hydra
+import lightning as L
+import torch
+from omegaconf import DictConfig
+
+from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.reference import check_settings as check_baseline_settings
+from bigbird_dna.model.export import load_export
+from bigbird_dna.runtime.phases import phase
+from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
+from bigbird_dna.tokenizer.provision import provision_tokenizer
+from bigbird_dna.training.resolvers import instantiate, target_class, to_plain
+
+log = logging.getLogger("bigbird_dna.train")
+
+
+def trainer_kwargs(cfg: DictConfig) -> dict[str, Any]:
+    """The Lightning Trainer's arguments: ``cfg.trainer``, with ``precision: auto`` resolved (bf16 on a GPU)."""
+    kwargs = to_plain(cfg.trainer)
+    if kwargs.get("precision") == "auto":
+        kwargs["precision"] = "bf16-mixed" if torch.cuda.is_available() else "32-true"
+    return kwargs
+
+
+def instantiate_all(group: DictConfig | None) -> list:
+    """The objects of a group of ``_target_`` nodes (callbacks, loggers); a target may return None."""
+    built = (hydra.utils.instantiate(node) for node in (group or {}).values() if node is not None)
+    return [item for item in built if item is not None]
+
+
+def task_settings(cfg: DictConfig) -> dict[str, Any]:
+    """The ``task`` group without its run settings (name, monitor, ...): the constructor's arguments."""
+    return {k: v for k, v in to_plain(cfg.task).items() if k not in RUN_SETTINGS and k != "_target_"}
+
+
+def build(cfg: DictConfig, run_dir: Path, is_main_process: bool) -> tuple[EncoderTask, L.LightningDataModule, Any]:
+    """The task module, its DataModule and the tokenizer, from the config's ``_target_`` keys.
+
+    Order: check that the data suits the task (before anything is built), build the data, settle
+    the tokenizer (:func:`~bigbird_dna.tokenizer.provision.provision_tokenizer`; a ``task.backbone``
+    export brings its own, and its encoder config), attach it to the data, build the task.
+    """
+    task_class, data_class = target_class(cfg.task), target_class(cfg.data)
+    if not issubclass(data_class, task_class.data_class):
+        wanted = task_class.data_class if isinstance(task_class.data_class, tuple) else (task_class.data_class,)
+        raise InputError(f"task={cfg.task.name} cannot train on {data_class.__name__} (data={cfg.data._target_}); "
+                         f"it needs {' or '.join(c.__name__ for c in wanted)}: pick a matching data= config.")
+    datamodule = instantiate(cfg.data, seed=cfg.seed, run_dir=str(run_dir), is_main_process=is_main_process)
+    check_baseline_settings(datamodule)
+    backbone = cfg.task.get("backbone")
+    export = load_export(backbone) if backbone else None
+    if export is not None:
+        log.info("fine-tuning from %s: encoder config and tokenizer taken from the export "
+                 "(the model= group is not used).", backbone)
+    with phase("tokenizer", quiet_below=1.0):
+        tokenizer = provision_tokenizer(to_plain(cfg.tokenizer), run_dir, is_main_process, datamodule.training_text,
+                                        given=export.tokenizer if export else None, given_by=str(backbone))
+    model = dict(export.model_config) if export else to_plain(cfg.model)
+    model.update(vocab_size=tokenizer.vocab_size, pad_id=tokenizer.pad_id)
+    datamodule.attach_tokenizer(tokenizer, model["max_positions"])
+    module = task_class(**task_settings(cfg), model=model, optim=to_plain(cfg.optim),
+                        tokenizer_sha256=tokenizer.sha256, tokenizer_json=tokenizer.to_str(),
+                        **datamodule.task_inputs())
+    return module, datamodule, tokenizer
