@@ -8,7 +8,9 @@
     model.class_names                                                 # classify: predict's columns, [N, C]
     model.save_pretrained("my_model")                                 # model.safetensors + config + tokenizer
 
-Sequences are DNA strings of any case with N and IUPAC codes; each is read as ``[CLS] tokens [SEP]``
+Sequences are DNA strings of any case with N and IUPAC codes (anything else, and an empty string,
+is refused with an :class:`~bigbird_dna.errors.InputError` naming the sequence's index and the
+character); each is read as ``[CLS] tokens [SEP]``
 exactly as in training (:func:`~bigbird_dna.tokenizer.specials.encode_with_specials`). Batching and
 padding are internal. A sequence longer than the model's context is refused, not cut.
 
@@ -35,6 +37,7 @@ from typing import Iterable, Iterator, Literal, Sequence
 import torch
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta_stream import check_sequence
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.hf import write_hf_export
 from bigbird_dna.inference.cuda_graphs import GraphedForward
@@ -52,6 +55,18 @@ from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.specials import encode_with_specials, padding_mask_or_none
 
 Pool = Literal["mean", "cls"] | None
+
+
+def checked_sequences(seqs: Iterable[str] | str) -> list[str]:
+    """``seqs`` as a list (a single string is one sequence), each refused with an :class:`InputError`
+    naming its index when it is empty or holds a character other than A, C, G, T, N and the IUPAC
+    codes (any case): the same rule as a FASTA read by ``predict``."""
+    seqs = [seqs] if isinstance(seqs, str) else list(seqs)
+    for index, seq in enumerate(seqs):
+        if not isinstance(seq, str):
+            raise InputError(f"sequence {index} is a {type(seq).__name__}, not a DNA string.")
+        check_sequence(seq, f"sequence {index}")
+    return seqs
 # Lists at least this long get a progress bar when ``progress=None``.
 PROGRESS_FROM = 256
 
@@ -167,7 +182,7 @@ class BigBirdDNA:
         """
         if pool not in ("mean", "cls", None):
             raise InputError(f"pool={pool!r}: use 'mean', 'cls' or None.")
-        seqs = [seqs] if isinstance(seqs, str) else list(seqs)
+        seqs = checked_sequences(seqs)
         pooled: list[torch.Tensor] = []
         states: list[tuple[torch.Tensor, torch.Tensor]] = []
         for batch in self._batches(seqs, batch_size, progress, "embedding"):
@@ -223,7 +238,7 @@ class BigBirdDNA:
                              "use embed(), or load a fine-tuned classifier.")
         if strands not in STRAND_CHOICES:
             raise InputError(f"strands={strands!r}: use one of {sorted(STRAND_CHOICES)}.")
-        seqs = [seqs] if isinstance(seqs, str) else list(seqs)
+        seqs = checked_sequences(seqs)
         chosen = STRAND_CHOICES[strands]
         windows = (ScanWindow(f"seq{i}", 0, len(seq), strand, reverse_complement(seq) if strand == "-" else seq,
                               ambiguous_fraction(seq))
@@ -259,4 +274,4 @@ class BigBirdDNA:
         if self.output.kind is not MASKED_LM:
             raise InputError(f"this is a '{self.task}' model: score() needs the masked-LM head of an MLM export "
                              "(a pretraining run's export/), not a classifier.")
-        return masked_likelihoods(self, seqs, spans, strands, batch_size, progress)
+        return masked_likelihoods(self, checked_sequences(seqs), spans, strands, batch_size, progress)
