@@ -6,9 +6,10 @@ Random access goes through pyfaidx, which needs a ``.fai`` index and random acce
 
 - a plain FASTA is indexed in place (or, if its folder is read-only, through a link in the cache);
 - a bgzip FASTA is read directly through its ``.fai``/``.gzi`` indexes;
-- a plain gzip FASTA cannot be read at random positions, so it is decompressed **once** into a
-  cached, indexed copy (:mod:`bigbird_dna.genome.cache`) that every later run and every DataLoader
-  worker reads.
+- a plain gzip FASTA cannot be read at random positions, and pyfaidx cannot index Windows line
+  endings (CRLF), so such a file is copied **once** into the cache, decompressed and with ``\n``
+  line endings (:mod:`bigbird_dna.genome.cache`); every later run and every DataLoader worker reads
+  that indexed copy.
 
 Indexing is the ``index`` phase (:mod:`bigbird_dna.runtime.phases`). A ``.fai`` left from an older
 version of the FASTA is refused with the command to delete it, rather than read as short records.
@@ -29,7 +30,7 @@ from typing import Iterator
 import pyfaidx
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.cache import cache_key, decompress_once, default_cache_dir
+from bigbird_dna.genome.cache import cache_key, default_cache_dir, has_crlf, plain_copy_once
 from bigbird_dna.genome.fasta_stream import iter_chunks
 from bigbird_dna.genome.reader import CHUNK_BP, GenomeReader, RecordChunk
 from bigbird_dna.genome.text import GZIP_MAGIC, is_gzip
@@ -83,12 +84,12 @@ def prepare_genome(path: str | os.PathLike, cache_dir: str | os.PathLike | None 
     Raises:
         InputError: the file is not FASTA, malformed, holds no sequence, or has a stale ``.fai``
             (records past the end of the file); a gzip copy cannot be written or the gzip is
-            truncated (see :func:`~bigbird_dna.genome.cache.decompress_once`).
+            truncated (see :func:`~bigbird_dna.genome.cache.plain_copy_once`).
     """
     path = original = Path(path).expanduser()
     cache_dir, copy = Path(cache_dir) if cache_dir else default_cache_dir(), None
-    if is_gzip(path) and not _is_bgzip(path):
-        path = copy = decompress_once(path, cache_dir)
+    if (is_gzip(path) and not _is_bgzip(path)) or has_crlf(path):  # pyfaidx reads neither
+        path = copy = plain_copy_once(path, cache_dir)
     try:
         with open(path, "rb") as handle:
             first = handle.read(1)
