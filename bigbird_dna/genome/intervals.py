@@ -14,6 +14,7 @@ from typing import Iterable
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.reader import GenomeReader
+from bigbird_dna.genome.records import unknown_record
 
 
 def centred_window(start: int, end: int, context_bp: int) -> tuple[int, int]:
@@ -30,8 +31,8 @@ def check_intervals(bins: Iterable[tuple[str, int, int]], record_lengths: dict[s
     for i, (record, start, end) in enumerate(bins):
         length = record_lengths.get(record)
         if length is None:
-            raise InputError(f"contig {record!r} of {source} (bin {i}: {record}:{start}-{end}) is not in the "
-                             f"genome FASTA; it has {', '.join(list(record_lengths)[:10])}. Use the genome the "
+            missing = unknown_record(record, record_lengths, "the genome FASTA", "contig")
+            raise InputError(f"bin {i} of {source} ({record}:{start}-{end}): {missing} Use the genome the "
                              "intervals were called on (same contig names).")
         if end > length:
             raise InputError(f"bin {i} of {source}, {record}:{start}-{end}, runs past the end of {record} "

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.records import unknown_record
 
 CHUNK_BP = 1 << 20  # bases per chunk: large enough that per-chunk work is negligible, small next to a genome
 
@@ -110,8 +111,8 @@ class GenomeReader(ABC):
         """
         length = self.record_lengths.get(record)
         if length is None:
-            raise InputError(f"contig {record!r} is not in {self.path}. Known contigs: "
-                             f"{', '.join(list(self.record_lengths)[:10])}.")
+            raise InputError(f"{unknown_record(record, self.record_lengths, str(self.path))} Use the genome the "
+                             "coordinates refer to, with the same record names.")
         if not 0 <= start <= end <= length:
             raise InputError(f"interval {record}:{start}-{end} runs outside the contig, which is "
                              f"{length} bp long (0-based, half-open coordinates).")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome.reader import GenomeReader
+from bigbird_dna.genome.records import unknown_record
 from bigbird_dna.variants.vcf import Variant
 
 
@@ -59,8 +60,9 @@ def variant_windows(genome: GenomeReader, variant: Variant, window: int, source:
     contig = genome.record_lengths.get(variant.chrom)
     where = f"{source} line {variant.line} ({variant.chrom}:{variant.pos})"
     if contig is None:
-        known = ", ".join(list(genome.record_lengths)[:10])
-        raise InputError(f"{where}: contig {variant.chrom!r} is not in the genome {genome.path} (known: {known}).")
+        missing = unknown_record(variant.chrom, genome.record_lengths, f"the genome {genome.path}", "contig")
+        raise InputError(f"{where}: {missing} Give the FASTA the calls were made on, or rename the VCF's contigs "
+                         "to match it.")
     s, r, a = variant.start, len(variant.ref), len(variant.alt)
     if s + r > contig:
         raise InputError(f"{where}: the REF allele ends at {s + r}, past the end of {variant.chrom} ({contig} bp).")

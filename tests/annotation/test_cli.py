@@ -58,7 +58,7 @@ def _error(argv, capsys) -> str:
 
 
 @pytest.mark.parametrize("old,new,expected", [
-    ("chrB\ttest\tgene\t1001", "chrZ\ttest\tgene\t1001", "seqid 'chrZ' is not a record of the genome"),
+    ("chrB\ttest\tgene\t1001", "chrZ\ttest\tgene\t1001", "seqid 'chrZ' is not in the genome FASTA"),
     ("gene\t18501\t19500", "gene\t18501\t20001", "ends past the end of chrA"),
     ("mRNA\t18501\t19500\t.\t+", "mRNA\t18501\t19500\t.\t.", "needs + or -"),
     ("gene\t11001\t12500\t.\t+\t.\t", "gene\t11001\t12500\t.\t+\t", "9 tab-separated columns"),

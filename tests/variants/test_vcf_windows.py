@@ -82,3 +82,16 @@ def test_version_and_help_say_indels_are_scored(capsys):
         assert stop.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("bigbird-dna-variants ") and "indels are scored" in out
+
+
+def test_a_contig_the_genome_lacks_names_the_users_file_and_the_record_meant(tmp_path, monkeypatch):
+    """A gzip genome is read through a cached copy: the error still names the user's file, and an
+    NCBI header's accession is found from the VCF's contig."""
+    monkeypatch.setenv("BIGBIRD_DNA_CACHE", str(tmp_path / "cache"))
+    fasta = write_fasta(tmp_path / "saureus.fa.gz", {"gi|15926051|ref|NC_002952.2|": lambda_seq()[:1000]})
+    variant = Variant("NC_002952.2", 100, "A", "C", 7)
+    with open_genome(fasta) as genome, pytest.raises(InputError) as refused:
+        variant_windows(genome, variant, 200, "calls.vcf")
+    message = str(refused.value)
+    assert "calls.vcf line 7" in message and str(fasta) in message and "cache" not in message
+    assert "did you mean 'gi|15926051|ref|NC_002952.2|'?" in message

@@ -20,6 +20,7 @@ from typing import Iterator
 from urllib.parse import unquote
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.records import unknown_record
 from bigbird_dna.genome.text import open_text
 
 GFF3, GTF = "gff3", "gtf"
@@ -40,12 +41,6 @@ class FeatureLine:
     strand: str
     attributes: str
     line: int
-
-
-def known_records(record_lengths: dict[str, int], limit: int = 5) -> str:
-    """A few record names of the genome, for error messages."""
-    names = list(record_lengths)
-    return ", ".join(names[:limit]) + (f" ... ({len(names)} records)" if len(names) > limit else "")
 
 
 def detect_format(path: str | os.PathLike) -> str:
@@ -142,9 +137,9 @@ def _parse(line: str, where: str, number: int, record_lengths: dict[str, int]) -
         raise _malformed(where, f"strand {strand!r} must be +, -, . or ?")
     length = record_lengths.get(record)
     if length is None:
-        raise InputError(f"{where}: seqid {record!r} is not a record of the genome FASTA (known records: "
-                         f"{known_records(record_lengths)}). Use the FASTA of the annotation's assembly, with "
-                         "the same record names (e.g. chr1 vs 1 vs NC_...), or remove the line.")
+        raise InputError(f"{where}: {unknown_record(record, record_lengths, 'the genome FASTA', 'seqid')} Use the "
+                         "FASTA of the annotation's assembly, with the same record names (e.g. chr1 vs 1 vs NC_...), "
+                         "or remove the line.")
     if end > length:
         raise InputError(f"{where}: the {kind} {record}:{start}-{end} ends past the end of {record}, which is "
                          f"{length:,} bp long. The annotation and the genome FASTA are of different assemblies; "
