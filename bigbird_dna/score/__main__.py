@@ -75,13 +75,12 @@ def main(argv: list[str] | None = None) -> Path:
     keep_freed_memory()  # CPU inference: no page faults per batch (runtime/malloc.py), as in predict
     args = build_parser().parse_args(argv)
     fmt = _check_args(args)
-    from tqdm.auto import tqdm
-
     from bigbird_dna.genome import open_genome
     from bigbird_dna.genome.bed import read_bed
     from bigbird_dna.inference.writers import TrackBins, write_track
     from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.runtime.atomic import atomic_paths
+    from bigbird_dna.runtime.heartbeat import Heartbeat
     from bigbird_dna.score.regions import check_region, merge_regions, parse_region, tile_region
 
     genome = open_genome(args.genome)
@@ -101,13 +100,14 @@ def main(argv: list[str] | None = None) -> Path:
         raise InputError(f"--window must be at least 8 bp, got {window}.")
     tiles = [tile for region in merge_regions(regions) for tile in tile_region(region, lengths[region.record], window)]
     bins = TrackBins(window=1, stride=1)  # one value per base: each bin is the base itself
-    for tile in tqdm(tiles, desc="windows", unit="window", disable=None):
-        seq = genome.fetch(tile.record, tile.start, tile.end)
-        scores = model.score(seq, strands=args.strands, batch_size=args.batch_size, progress=False).per_base[0]
-        for base in range(tile.own_start, tile.own_end):
-            value = scores[base - tile.start].item()
-            if not math.isnan(value):
-                bins.add(tile.record, base, base + 1, value)
+    with Heartbeat("scoring windows", len(tiles), "window") as beat:
+        for tile in beat.track(tiles):
+            seq = genome.fetch(tile.record, tile.start, tile.end)
+            scores = model.score(seq, strands=args.strands, batch_size=args.batch_size, progress=False).per_base[0]
+            for base in range(tile.own_start, tile.own_end):
+                value = scores[base - tile.start].item()
+                if not math.isnan(value):
+                    bins.add(tile.record, base, base + 1, value)
     for record in bins.bins:
         bins.sizes[record] = lengths[record]  # bigWig chromosome sizes: the whole contigs
     description = (f"masked-marginal log p (nats) per base; model={args.model} window={window} "

@@ -4,9 +4,10 @@ On a terminal, Lightning's tqdm bar (its metrics read at most twice a second, no
 reading them is a device sync). Elsewhere (a batch job's log), tqdm's carriage-return updates
 flood the file (Lightning-AI/pytorch-lightning#6647), so a plain line is printed every few steps:
 every ``min(every, max(1, max_steps // 10))`` steps, so a short run shows about ten lines and a
-3-step run a line per step, and always at the first and the last step. Each line is printed as it
-is, and also written to the run's log files (``train.log``), so they hold the steps between the
-phases.
+3-step run a line per step, and always at the first and the last step. Validation and test, which
+can take minutes on a large held-out set, print a line at least every 30 s
+(:class:`~bigbird_dna.runtime.heartbeat.Heartbeat`). Each line is printed as it is, and also
+written to the run's log files (``train.log``), so they hold the steps between the phases.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import sys
 import time
 
 from lightning.pytorch.callbacks import ProgressBar, TQDMProgressBar
+
+from bigbird_dna.runtime.heartbeat import Heartbeat
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,7 @@ class LineProgress(ProgressBar):
         self._interval = self.every
         self._first = 1
         self._last_shown = 0  # gradient accumulation ends several batches on one step: show it once
+        self._beat: Heartbeat | None = None  # of a validation or test
 
     def disable(self) -> None:
         self._enabled = False
@@ -59,7 +63,38 @@ class LineProgress(ProgressBar):
                            if k != "v_num")
         _show(f"step {step}/{total} | {rate:.2f} steps/s | {left:.0f}s left | {metrics}")
 
+    def _evaluation_start(self, trainer, what: str, batches) -> None:
+        self._beat = None
+        if self._enabled and not trainer.sanity_checking:
+            total = sum(batches) if all(isinstance(b, int) for b in batches) else None
+            self._beat = Heartbeat(what, total, "batch", interactive=False, say=_show)
+
+    def _evaluation_batch_end(self) -> None:
+        if self._beat is not None:
+            self._beat.update()
+
+    def _evaluation_end(self) -> None:
+        if self._beat is not None:
+            self._beat.close(last_line=False)  # the metrics line follows
+            self._beat = None
+
+    def on_validation_start(self, trainer, pl_module) -> None:
+        self._evaluation_start(trainer, f"validating at step {trainer.global_step}", trainer.num_val_batches)
+
+    def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0) -> None:
+        self._evaluation_batch_end()
+
+    def on_test_start(self, trainer, pl_module) -> None:
+        self._evaluation_start(trainer, "testing", trainer.num_test_batches)
+
+    def on_test_batch_end(self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0) -> None:
+        self._evaluation_batch_end()
+
+    def on_test_end(self, trainer, pl_module) -> None:
+        self._evaluation_end()
+
     def on_validation_end(self, trainer, pl_module) -> None:
+        self._evaluation_end()
         if self._enabled and not trainer.sanity_checking:
             shown = {k: f"{float(v):.4g}" for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
             _show(f"validation at step {trainer.global_step}: {shown}")

@@ -74,10 +74,9 @@ def main(argv: list[str] | None = None) -> Path:
     for path in (source, args.fasta):
         if not Path(path).is_file():
             raise InputError(f"input not found: {path}.")
-    from tqdm.auto import tqdm
-
     from bigbird_dna.genome import open_genome
     from bigbird_dna.pretrained import BigBirdDNA
+    from bigbird_dna.runtime.heartbeat import Heartbeat
     from bigbird_dna.variants.output import VariantWriter
     from bigbird_dna.variants.vcf import ReadCounts, read_variants
     from bigbird_dna.variants.windows import fits, variant_windows
@@ -89,8 +88,7 @@ def main(argv: list[str] | None = None) -> Path:
     counts, mismatches, too_long = ReadCounts(), [], 0
     settings = {"model": Path(args.model).resolve(), "task": model.task, "window": window, "strands": "both",
                 "input": Path(source).name, "version": __version__}
-    with VariantWriter(args.out, model, settings) as writer, \
-            tqdm(desc="variants", unit="variant", disable=None) as bar:
+    with VariantWriter(args.out, model, settings) as writer, Heartbeat("scoring variants", unit="variant") as bar:
         chunk = []
         for variant in read_variants(source, fmt, counts):
             if not fits(variant, window):
@@ -111,9 +109,15 @@ def main(argv: list[str] | None = None) -> Path:
             writer.write(chunk, args.batch_size)
             bar.update(len(chunk))
         written = writer.rows
+        if not written and not counts.total_skipped and not too_long:
+            raise InputError(f"{source} holds no variant (no data line after its header); nothing to score. "
+                             "Check that it is the file you meant.")
     skipped = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.skipped.items()))
     print(f"wrote {writer.paths[0]}: {written} variants scored; skipped {counts.total_skipped} symbolic/missing "
           f"alleles{f' ({skipped})' if skipped else ''} and {too_long} longer than {window // 2} bp", file=sys.stderr)
+    if not written:
+        print(f"warning: no variant of {source} could be scored (all skipped or too long); {writer.paths[0]} "
+              "holds the header only.", file=sys.stderr)
     if mismatches:
         print(f"{len(mismatches)} REF alleles disagree with the genome (first at line {mismatches[0]}); "
               "pass --strict to stop at them", file=sys.stderr)

@@ -86,3 +86,22 @@ def test_bad_input_is_one_error_line_and_no_file(tmp_path, char_export, capsys, 
     err = capsys.readouterr().err.strip().splitlines()
     assert stop.value.code == 2 and len(err) == 1 and err[0].startswith("error: ") and message in err[0], err
     assert not out.exists() and not list(tmp_path.glob(".s.bedGraph*"))
+
+
+def test_a_slow_track_writes_a_progress_line_at_least_every_interval(tmp_path, monkeypatch, char_export, capsys):
+    """In a log, scoring shows it is alive (every EVERY_S: 30 s; 0.05 s here) with a slowed model,
+    and ends with a line saying what it wrote."""
+    import time
+
+    from bigbird_dna.runtime import heartbeat
+
+    monkeypatch.setattr(heartbeat, "EVERY_S", 0.05)
+    score = BigBirdDNA.score
+    monkeypatch.setattr(BigBirdDNA, "score", lambda self, *a, **k: (time.sleep(0.2), score(self, *a, **k))[1])
+    fasta = write_fasta(tmp_path / "g.fa", {"m1": "ACGT" * 60})
+    main([str(fasta), str(char_export), "--region", "m1:1-200", "--out", str(tmp_path / "s.bedGraph"),
+          "--window", "64"])
+    err = capsys.readouterr().err.splitlines()
+    beats = [line for line in err if line.startswith("scoring windows:")]
+    assert len(beats) >= 4 and "windows (100%" in beats[-1], err
+    assert err[-1].startswith(f"wrote {tmp_path / 's.bedGraph'}")

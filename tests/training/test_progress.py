@@ -91,3 +91,23 @@ def test_the_terminal_bar_reads_the_metrics_at_most_twice_a_second(monkeypatch):
     bar._refresh()  # after a validation, or at an epoch's end: read again at once
     bar.get_metrics(trainer, None)
     assert len(reads) == 3
+
+
+def test_a_slow_validation_writes_a_line_at_least_every_interval(capsys, monkeypatch):
+    """In a log, a validation of many slow batches shows it is alive (every EVERY_S: 30 s; 0.05 s here)."""
+    import time
+
+    from bigbird_dna.runtime import heartbeat
+
+    monkeypatch.setattr(heartbeat, "EVERY_S", 0.05)
+    bar, trainer = LineProgress(every=50), FakeTrainer(10)
+    trainer.sanity_checking, trainer.num_val_batches = False, [6]
+    bar.on_validation_start(trainer, None)
+    for index in range(6):
+        time.sleep(0.06)  # a slowed model: each batch takes longer than the interval
+        bar.on_validation_batch_end(trainer, None, None, None, index)
+    bar.on_validation_end(trainer, None)
+    lines = capsys.readouterr().out.splitlines()
+    beats = [line for line in lines if line.startswith("validating at step 0:")]
+    assert len(beats) >= 4 and beats[-1].startswith("validating at step 0: ") and "/6 batches" in beats[-1], lines
+    assert lines[-1].startswith("validation at step 0:")

@@ -110,3 +110,34 @@ def test_bad_input_is_one_error_line_naming_the_line(tmp_path, mlm_export, capsy
     assert stop.value.code == 2 and len(err) == 1 and err[0].startswith("error: ")
     assert "v.vcf line 3" in err[0] and message in err[0]
     assert not (tmp_path / "x.tsv").exists()
+
+
+def test_an_empty_vcf_is_an_error_and_writes_nothing(tmp_path, mlm_export, capsys):
+    fasta = write_fasta(tmp_path / "g.fa", {"chrA": lambda_seq()[:500]})
+    (tmp_path / "v.vcf").write_text(HEADER)
+    with pytest.raises(SystemExit) as stop:
+        main(["--model", str(mlm_export), "--fasta", str(fasta), "--vcf", str(tmp_path / "v.vcf"),
+              "--out", str(tmp_path / "x"), "--device", "cpu"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert stop.value.code == 2 and len(err) == 1 and "holds no variant" in err[0], err
+    assert not list(tmp_path.glob("x*")) and not list(tmp_path.glob(".x*"))
+
+
+def test_a_slow_scan_writes_a_progress_line_at_least_every_interval(tmp_path, mlm_export, capsys, monkeypatch):
+    """Not on a terminal, a line comes at least every EVERY_S seconds (30 s; 0.05 s here) however
+    long one chunk of variants takes (each chunk is slowed to 0.3 s)."""
+    import time
+
+    from bigbird_dna.runtime import heartbeat
+    from bigbird_dna.variants.output import VariantWriter
+
+    monkeypatch.setattr(heartbeat, "EVERY_S", 0.05)
+    write = VariantWriter.write
+    monkeypatch.setattr(VariantWriter, "write", lambda self, *a: (time.sleep(0.3), write(self, *a))[1])
+    fasta = write_fasta(tmp_path / "g.fa", {"chrA": lambda_seq()[:500]})
+    (tmp_path / "v.vcf").write_text(HEADER + _vcf_line("chrA", 100, lambda_seq()[99], "N"))
+    main(["--model", str(mlm_export), "--fasta", str(fasta), "--vcf", str(tmp_path / "v.vcf"),
+          "--out", str(tmp_path / "x"), "--device", "cpu"])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("scoring variants:")]
+    assert len(lines) >= 4, lines  # 0.3 s at one line per 0.05 s, and the last one
+    assert lines[-1].startswith("scoring variants: 1 variant")
