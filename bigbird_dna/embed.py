@@ -2,10 +2,10 @@
 
 Examples::
 
-    # one mean-pooled vector per record of two FASTA files
+    # one mean-pooled vector per record of two FASTA files (long records: per window of the model's own)
     python -m bigbird_dna.embed --model EXPORT a.fa b.fa.gz --out vectors.h5
-    # 1 kbp windows every 500 bp along every record
-    python -m bigbird_dna.embed --model EXPORT genome.fa --window 1000 --stride 500 --out windows.h5
+    # 500-bp windows every 250 bp along every record
+    python -m bigbird_dna.embed --model EXPORT genome.fa --window 500 --stride 250 --out windows.h5
     # the intervals of a BED file, read from a genome
     python -m bigbird_dna.embed --model EXPORT --bed peaks.bed --fasta genome.fa --pool cls --out peaks.h5
 
@@ -13,7 +13,9 @@ Examples::
 ``end`` (int64; 0-based, half-open, forward strand), and as attributes the model's task, hidden
 size, tokenizer fingerprint, the pooling and the window settings. Records are read one at a time;
 windows use the tiling of ``python -m bigbird_dna.predict`` (the last one aligned to the record's
-end). A sequence longer than the model's context is an error: pass ``--window``. The file is written
+end). Without ``--window``, a record up to the model's own window (its training length: 510 bp for
+the default model) gives one vector, and a longer one is cut into windows of that length; a window
+that needs more tokens than the model has is an error saying how many bases fit. The file is written
 under a temporary name and renamed at the end; bad input prints one ``error:`` line, exit status 2.
 """
 
@@ -44,7 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fasta", default=None, help="the genome the --bed intervals come from")
     parser.add_argument("--out", required=True, help="output HDF5 file, e.g. vectors.h5")
     parser.add_argument("--pool", choices=("mean", "cls"), default="mean", help="pooling (default mean)")
-    parser.add_argument("--window", type=int, default=None, help="cut records into windows of this many bp")
+    parser.add_argument("--window", type=int, default=None,
+                        help="cut records into windows of this many bp (default: records longer than the model's "
+                             "own window are cut into windows of that length)")
     parser.add_argument("--stride", type=int, default=None, help="step between windows (default --window)")
     parser.add_argument("--batch-size", type=int, default=16, help="sequences per forward pass (default 16)")
     parser.add_argument("--device", default="auto", help="auto (GPU if any), cpu, cuda, cuda:N")
@@ -70,8 +74,9 @@ def check_args(args: argparse.Namespace) -> None:
             raise InputError(f"input not found: {path}.")
 
 
-def iter_sequences(args: argparse.Namespace) -> Iterator[tuple[Region, str]]:
-    """``(region, bases)``: BED intervals, or whole records, or their windows."""
+def iter_sequences(args: argparse.Namespace, default_window: int) -> Iterator[tuple[Region, str]]:
+    """``(region, bases)``: BED intervals, or whole records, or their windows (``--window``, or
+    ``default_window`` for records longer than it)."""
     if args.bed:
         genome = open_genome(args.fasta)
         for region in read_bed(args.bed):
@@ -81,11 +86,12 @@ def iter_sequences(args: argparse.Namespace) -> Iterator[tuple[Region, str]]:
 
     for path in args.fastas:
         for record, seq in iter_fasta(path):
-            if not args.window:
+            if not args.window and len(seq) <= default_window:
                 yield Region(record, 0, len(seq)), seq
                 continue
-            for start in window_starts(len(seq), args.window, args.stride or args.window):
-                bases = seq[start:start + args.window]
+            window = args.window or default_window
+            for start in window_starts(len(seq), window, args.stride or window):
+                bases = seq[start:start + window]
                 yield Region(record, start, start + len(bases)), bases
 
 
@@ -98,6 +104,7 @@ def main(argv: list[str] | None = None) -> Path:
     import numpy as np
 
     from bigbird_dna.inference.batching import chunked
+    from bigbird_dna.inference.windows import model_window
     from bigbird_dna.pretrained import BigBirdDNA
 
     model = BigBirdDNA.from_pretrained(args.model, device=args.device)
@@ -108,7 +115,8 @@ def main(argv: list[str] | None = None) -> Path:
         records = h5.create_dataset("record", (0,), maxshape=(None,), dtype=h5py.string_dtype())
         starts = h5.create_dataset("start", (0,), maxshape=(None,), dtype="int64")
         ends = h5.create_dataset("end", (0,), maxshape=(None,), dtype="int64")
-        for chunk in chunked(iter_sequences(args), CHUNK):
+        default_window = model_window(model.export)
+        for chunk in chunked(iter_sequences(args, default_window), CHUNK):
             regions = [region for region, _ in chunk]
             embedded = model.embed([seq for _, seq in chunk], pool=args.pool, batch_size=args.batch_size,
                                    progress=False).numpy()
@@ -122,9 +130,9 @@ def main(argv: list[str] | None = None) -> Path:
         if vectors.shape[0] == 0:
             raise InputError("no sequence to embed: the inputs hold no record or interval.")
         h5.attrs.update({"model": str(Path(args.model).resolve()), "task": model.task, "hidden_size": hidden,
-                         "pool": args.pool, "window": args.window or 0, "stride": args.stride or args.window or 0,
-                         "tokenizer_sha256": model.tokenizer.sha256, "coordinates": "0-based, half-open",
-                         "bigbird_dna_version": __version__})
+                         "pool": args.pool, "window": args.window or 0, "model_window": default_window,
+                         "stride": args.stride or args.window or 0, "tokenizer_sha256": model.tokenizer.sha256,
+                         "coordinates": "0-based, half-open", "bigbird_dna_version": __version__})
         written = vectors.shape[0]
     print(f"wrote {args.out} ({written} x {hidden})", file=sys.stderr)
     return Path(args.out)

@@ -40,6 +40,7 @@ from bigbird_dna.errors import InputError
 from bigbird_dna.genome.fasta_stream import check_sequence
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.hf import write_hf_export
+from bigbird_dna.inference.batching import bases_that_fit
 from bigbird_dna.inference.cuda_graphs import GraphedForward
 from bigbird_dna.inference.device import autocast, resolve_device, resolve_precision
 from bigbird_dna.inference.likelihood import Likelihoods, masked_likelihoods
@@ -147,9 +148,12 @@ class BigBirdDNA:
         """
         ids, mask, truncated = encode_with_specials(self.tokenizer, seqs, self.config.max_positions)
         if truncated:
-            longest = max(map(len, seqs))
-            raise InputError(f"a {longest}-bp sequence needs more than the model's {self.config.max_positions} "
-                             "tokens; cut it into shorter windows.")
+            seq = seqs[truncated[0]]
+            tokens = len(self.tokenizer.encode(seq)) + 2
+            fit = bases_that_fit(len(seq), tokens, self.config.max_positions)
+            raise InputError(f"sequence {truncated[0]} ({len(seq)} bp) needs {tokens} tokens with [CLS] and [SEP], "
+                             f"more than the model's {self.config.max_positions}, which hold about {fit} bp of it; "
+                             f"cut it into windows of {fit} bp or less (the embed CLI: --window {fit}).")
         return ids, mask
 
     def _batches(self, seqs: list[str], batch_size: int, progress: bool | None, desc: str) -> Iterator[list[str]]:

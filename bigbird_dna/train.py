@@ -49,7 +49,7 @@ from bigbird_dna.tasks.base import EncoderTask
 from bigbird_dna.training.assembly import build, instantiate_all, trainer_kwargs
 from bigbird_dna.training.checkpoint_io import AtomicCheckpointIO
 from bigbird_dna.training.distributed import multirun_job, register_slurm_resolver
-from bigbird_dna.training.export_record import training_record
+from bigbird_dna.training.export_record import training_record, training_window
 from bigbird_dna.training.faults import (
     EXIT_NONFINITE,
     EXIT_PREEMPTED,
@@ -160,9 +160,12 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
         # The export: the best checkpoint's weights, read from its file; paths only relative to run_dir.
         weights = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
         record = training_record(to_plain(cfg.data), to_plain(cfg.tokenizer), summary, command_overrides(), run_dir)
+        task_config = {**to_plain(cfg.task), **module.export_config()}
+        if task_config.get("predict_window_bp") is None:  # null, or a task without one (MLM)
+            task_config["predict_window_bp"] = training_window(datamodule, tokenizer, module.config.max_positions)
         export_dir = write_hf_export(run_dir / "export", cfg.task.name, weights, module.config.to_dict(), tokenizer,
                                      module.output,
-                                     portable_tree({**to_plain(cfg.task), **module.export_config()}, run_dir),
+                                     portable_tree(task_config, run_dir),
                                      {"seed": cfg.seed, "global_step": trainer.global_step,
                                       "source_checkpoint": os.path.relpath(best, run_dir), "training": record})
         summary["export"] = str(export_dir)

@@ -146,6 +146,15 @@ class LabelledDataModule(DropsFullPaddingMasks, ResumesMidEpoch, L.LightningData
         """The first ``total_bp`` bases of :meth:`training_sequences`."""
         return first_bases(self.training_sequences(), total_bp)
 
+    def training_sample(self, limit: int = 2000, keep: int = 64) -> list[str]:
+        """The ``keep`` longest of the first ``limit`` training sequences (none for data that cannot be
+        indexed), to settle the model's default prediction window
+        (:func:`~bigbird_dna.training.export_record.training_window`)."""
+        dataset = self.datasets["train"]
+        if not hasattr(dataset, "__getitem__") or not len(dataset):
+            return []
+        return sorted((dataset[i][0] for i in range(min(len(dataset), limit))), key=len)[-keep:]
+
     def has_test_data(self) -> bool:
         """Whether there is a test split to evaluate."""
         return len(self.datasets.get("test") or ()) > 0

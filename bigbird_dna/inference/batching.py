@@ -64,10 +64,18 @@ def prefetch(items: Iterator, depth: int) -> Iterator:
         stop.set()
 
 
+def bases_that_fit(bases: int, tokens: int, max_tokens: int) -> int:
+    """About how many bases fit the model's ``max_tokens`` (with [CLS] and [SEP]), at the bases per
+    token of a sequence of ``bases`` that needed ``tokens`` (with [CLS] and [SEP])."""
+    return max(1, bases * (max_tokens - 2) // max(tokens - 2, 1))
+
+
 def long_window_message(record: str, start: int, end: int, strand: str, tokens: int, max_tokens: int) -> str:
     """The error of a window that needs more than the model's ``max_tokens`` (0-based, half-open)."""
+    fit = bases_that_fit(end - start, tokens, max_tokens)
     return (f"window {record}:{start}-{end} ({strand} strand, {end - start} bp) needs {tokens} tokens with [CLS] "
-            f"and [SEP], more than the model's {max_tokens}; lower --window (no output was written).")
+            f"and [SEP], more than the model's {max_tokens}, which hold about {fit} bp of it; use --window {fit} "
+            "or less (no output was written).")
 
 
 def chunked(items: Iterable[T], size: int) -> Iterator[list[T]]:

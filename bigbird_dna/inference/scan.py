@@ -33,7 +33,7 @@ from bigbird_dna.inference.batching import auto_workers, window_batches
 from bigbird_dna.inference.cuda_graphs import GraphedForward
 from bigbird_dna.inference.device import autocast, resolve_device, resolve_precision
 from bigbird_dna.inference.request import COMBINE_CHOICES, ScanRequest
-from bigbird_dna.inference.windows import ScanWindow
+from bigbird_dna.inference.windows import ScanWindow, model_window
 from bigbird_dna.model.export import Export
 from bigbird_dna.model.networks import SequenceClassifier, network_from_export
 from bigbird_dna.tokenizer import DNATokenizer
@@ -127,14 +127,13 @@ class Scanner:
 
     @classmethod
     def from_request(cls, export: Export, request: ScanRequest) -> "Scanner":
-        """Window (the request's, or the export's ``predict_window_bp``), strands, device,
-        precision, CUDA graphs, tokenizer processes, and the export's classifier on that device."""
+        """Window (the request's, or the model's own: :func:`~bigbird_dna.inference.windows.model_window`),
+        strands, device, precision, CUDA graphs, tokenizer processes, and the export's classifier on
+        that device."""
         if export.output is None or not export.output.kind.classifies:
             raise InputError(f"{export.path} holds a '{export.task}' model without a classification head; "
                              "export a fine-tuned classifier (task=promoter, ...).")
-        window = request.window or export.task_config.get("predict_window_bp")
-        if not window:
-            raise InputError(f"{export.path} does not record a prediction window; pass --window BP.")
+        window = request.window or model_window(export)
         device = resolve_device(request.device)
         model = network_from_export(export).to(device)
         workers = request.tokenizer_workers

@@ -49,6 +49,16 @@ class ScanWindow:
     n_fraction: float
 
 
+def model_window(export) -> int:
+    """The window in bp a model reads by default (``predict``, ``embed``, ``variants``): the export's
+    ``predict_window_bp`` (a classifier: its training sequences' length), else the window it was
+    pretrained on (``metadata.training.data.window_bp``), else what its context holds at one base per
+    token."""
+    trained = ((export.metadata.get("training") or {}).get("data") or {}).get("window_bp")
+    window = export.task_config.get("predict_window_bp") or trained or export.model_config["max_positions"] - 2
+    return int(window)
+
+
 def window_starts(length: int, window: int, stride: int) -> list[int]:
     """Start positions of the windows over a record of ``length`` bases (see the module docstring)."""
     check_window(window, stride)

@@ -1,7 +1,8 @@
-"""What a finished training run records about its model (``metadata.training`` of the export),
-with no absolute path: the data and tokenizer settings, the genome it read (name, size, records and
-split sizes, from the run's ``split_manifest.json``), the steps, the final metrics beside their
-baselines, and the command. The model card (:mod:`bigbird_dna.model.model_card`) renders it."""
+"""What a finished training run records about its model: ``metadata.training`` of the export, with
+no absolute path (the data and tokenizer settings, the genome it read: name, size, records and split
+sizes, from the run's ``split_manifest.json``; the steps, the final metrics beside their baselines,
+and the command; the model card, :mod:`bigbird_dna.model.model_card`, renders it), and the default
+prediction window of a classifier (:func:`training_window`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from bigbird_dna.genome import open_genome
+from bigbird_dna.inference.batching import bases_that_fit
 from bigbird_dna.model.model_card import portable, portable_tree
+from bigbird_dna.tokenizer import DNATokenizer
 
 
 def genome_record(run_dir: Path) -> dict[str, Any] | None:
@@ -46,3 +49,17 @@ def training_record(data: dict[str, Any], tokenizer: dict[str, Any], summary: di
     return {"data": portable_tree({k: v for k, v in data.items() if k != "_target_"}, run_dir),
             "fasta": genome_record(run_dir), "tokenizer": portable_tree(tokenizer, run_dir),
             "steps": summary.get("global_step"), "metrics": metrics, "command": portable(command, run_dir)}
+
+
+def training_window(datamodule: Any, tokenizer: DNATokenizer, max_tokens: int) -> int | None:
+    """The window in bp a model reads by default (``predict_window_bp``): the length of the longest
+    sequences it trained on (a sample from ``datamodule.training_sample()``), or, where those need
+    more than ``max_tokens`` tokens with ``[CLS]`` and ``[SEP]`` (training cut them), the bases that
+    fit at their bases per token. ``None`` when the data gives no sample (a stream)."""
+    sample = getattr(datamodule, "training_sample", list)()
+    if not sample:
+        return None
+    tokens = [len(ids) + 2 for ids in tokenizer.encode_batch(list(sample))]
+    if max(tokens) <= max_tokens:
+        return max(map(len, sample))
+    return min(bases_that_fit(len(seq), count, max_tokens) for seq, count in zip(sample, tokens) if count > max_tokens)

@@ -8,8 +8,9 @@ Examples::
 Input: a VCF (plain or gzip; multi-allelic sites split into one row per ALT; symbolic, ``*`` and
 missing alleles skipped and counted) or a TSV of ``chrom pos ref alt`` (1-based ``pos`` as in VCF).
 
-Windows: ``--window`` bp (default: the export's task.predict_window_bp, else the model's context
-in tokens minus [CLS]/[SEP], counted as bases) centred on the REF allele and moved inwards at a
+Windows: ``--window`` bp (default: the model's own window: a classifier's training sequences, an
+MLM's pretraining window, else its context in tokens minus [CLS]/[SEP], counted as bases) centred
+on the REF allele and moved inwards at a
 contig end. The alt window is the same window with REF replaced by ALT; indels are scored, the far
 end of the alt window taking more (deletion) or fewer (insertion) bases to keep the length.
 Alleles longer than half the window are skipped and counted. Both strands are scored and averaged.
@@ -57,8 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def default_window(model, requested: int | None) -> int:
-    """``--window``, else the export's ``predict_window_bp``, else the context (one base per token)."""
-    window = requested or model.export.task_config.get("predict_window_bp") or model.config.max_positions - 2
+    """``--window``, else the model's own (:func:`~bigbird_dna.inference.windows.model_window`)."""
+    from bigbird_dna.inference.windows import model_window
+
+    window = requested or model_window(model.export)
     if window < 2:
         raise InputError(f"--window must be at least 2 bp, got {window}.")
     return int(window)

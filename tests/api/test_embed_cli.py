@@ -51,8 +51,26 @@ def test_bad_input_is_one_error_line_and_exit_2(tmp_path, mlm_export, args, mess
     assert result.stderr.count("error:") == 1 and not (tmp_path / "x.h5").exists()
 
 
-def test_a_record_too_long_for_the_model_leaves_no_file(tmp_path, mlm_export):
+def test_a_window_too_long_for_the_model_leaves_no_file_and_says_what_fits(tmp_path, mlm_export):
     fasta = write_fasta(tmp_path / "g.fa", {"long": SEQ[:5000]})
-    result = run_cli("bigbird_dna.embed", "--model", str(mlm_export), str(fasta), "--out", str(tmp_path / "x.h5"))
-    assert result.returncode == 2 and "needs more than the model's" in result.stderr
+    result = run_cli("bigbird_dna.embed", "--model", str(mlm_export), str(fasta), "--window", "5000",
+                     "--out", str(tmp_path / "x.h5"))
+    assert result.returncode == 2 and "more than the model's 256, which hold about" in result.stderr
+    assert "--window" in result.stderr
     assert list(tmp_path.iterdir()) == [fasta]
+
+
+def test_without_window_a_long_record_is_cut_into_the_models_own_windows(tmp_path, mlm_export):
+    """The MLM's own window (its 1024-bp training windows, cut to what its 256 BPE tokens hold): a
+    3-kbp record gives windows of it, a short record one vector."""
+    import h5py
+
+    fasta = write_fasta(tmp_path / "g.fa", {"long": SEQ[:3000], "short": SEQ[:300]})
+    result = run_cli("bigbird_dna.embed", "--model", str(mlm_export), str(fasta), "--out", str(tmp_path / "x.h5"))
+    assert result.returncode == 0, result.stderr
+    with h5py.File(tmp_path / "x.h5") as h5:
+        spans = list(zip(h5["record"].asstr()[:], h5["start"][:], h5["end"][:]))
+        window = int(h5.attrs["model_window"])
+    assert 300 < window <= 1024
+    starts = list(range(0, 3000 - window + 1, window)) + ([3000 - window] if 3000 % window else [])
+    assert spans == [("long", s, s + window) for s in starts] + [("short", 0, 300)]

@@ -126,11 +126,17 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         prior_sample = GenomeWindows(self.genome, self.splits["train"], window_bp=self.cfg["window_bp"],
                                      num_windows=min(256, self.cfg["windows_per_epoch"]), seed=self.seed + 3,
                                      max_ambiguous_fraction=self.cfg["max_n_fraction"], fixed=True)
-        self.train_token_counts = token_counts(tokenizer, [w["seq"] for w in prior_sample])
+        self.window_sample = [w["seq"] for w in prior_sample]
+        self.train_token_counts = token_counts(tokenizer, self.window_sample)
         if self.is_main_process:
             write_split_manifest(self.run_dir / "split_manifest.json", self.splits, str(self.cfg["fasta"]), {
                 "window_bp": self.cfg["window_bp"], "seed": self.seed, "tokenizer_sha256": tokenizer.sha256,
                 "indexed_copy": str(self.genome.indexed_path)})
+
+    def training_sample(self) -> list[str]:
+        """Train windows like those the model trains on (a fixed sample), to settle its default
+        prediction window (:func:`~bigbird_dna.training.export_record.training_window`)."""
+        return self.window_sample
 
     def has_test_data(self) -> bool:
         """Whether the test split holds any region."""
