@@ -125,6 +125,16 @@ class BigBirdDNA:
                                task_config=portable_tree(self.export.task_config, self.export.path.parent),
                                metadata=portable_tree(self.export.metadata, self.export.path.parent))
 
+    def __repr__(self) -> str:
+        """One line a notebook shows: the task, the output, the shape, the context and where it runs."""
+        c = self.config
+        names = ", ".join(self.output.names[:4]) + (", ..." if self.output.num_outputs > 4 else "")
+        head = f"{self.output.kind.name}[{names}]" if self.output.num_outputs else self.output.kind.name
+        return (f"BigBirdDNA(task={self.task!r}, output={head}, layers={c.num_layers}, hidden={c.hidden_size}, "
+                f"heads={c.num_heads}, max_tokens={c.max_positions}, attention={c.attention.preset!r}, "
+                f"tokenizer={self.tokenizer.vocab_size} tokens, device={self.device}, precision={self.precision}, "
+                f"path={str(self.export.path)!r})")
+
     @property
     def output(self) -> ModelOutput:
         """What the head gives: its kind and output names (:mod:`bigbird_dna.model.outputs`)."""

@@ -60,7 +60,7 @@ class LineProgress(ProgressBar):
         rate = (step - self._first + 1) / elapsed if elapsed > 0 else 0.0
         left = (total - step) / rate if rate > 0 else float("nan")
         metrics = " ".join(f"{k}={float(v):.4g}" for k, v in self.get_metrics(trainer, pl_module).items()
-                           if k != "v_num")
+                           if k != "v_num" and not k.startswith(("val/", "test/")))  # validation lines show those
         _show(f"step {step}/{total} | {rate:.2f} steps/s | {left:.0f}s left | {metrics}")
 
     def _evaluation_start(self, trainer, what: str, batches) -> None:

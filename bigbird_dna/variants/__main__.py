@@ -15,10 +15,10 @@ contig end. The alt window is the same window with REF replaced by ALT; indels a
 end of the alt window taking more (deletion) or fewer (insertion) bases to keep the length.
 Alleles longer than half the window are skipped and counted. Both strands are scored and averaged.
 
-Output PREFIX.tsv: a '#' settings line, then one row per ALT allele: chrom, pos, ref, alt,
-ref_match (1 if REF equals the genome), then for a one-output classifier ref_score, alt_score and
+Output PREFIX.tsv: a '#' settings line, then one row per ALT allele: chrom, pos, id, ref, alt (as
+given), ref_match (1 if REF equals the genome), then for a one-output classifier ref_score, alt_score and
 delta (alt - ref); for a many-label classifier max_abs_delta, with every label in PREFIX.h5
-(ref, alt, delta [N, labels], label_names, chrom, pos, ref, alt); for every model cos_dist
+(ref, alt, delta [N, labels], label_names, chrom, pos, id, ref_allele, alt_allele); for every model cos_dist
 (1 - cosine of the mean-pooled ref and alt embeddings); for an MLM export llr, the masked-marginal
 log-likelihood ratio of ALT over REF at the tokens covering the variant (see
 bigbird_dna.variants.score). Files are written atomically.

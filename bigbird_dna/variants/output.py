@@ -31,7 +31,7 @@ class VariantWriter:
     def __enter__(self) -> "VariantWriter":
         temporary = self._stack.enter_context(atomic_paths(self.paths))
         self._tsv = self._stack.enter_context(open(temporary[0], "w"))
-        columns = ["chrom", "pos", "ref", "alt", "ref_match"]
+        columns = ["chrom", "pos", "id", "ref", "alt", "ref_match"]
         columns += ["ref_score", "alt_score", "delta"] if self.labels == 1 else ["max_abs_delta"] if self.labels else []
         columns += ["cos_dist"] + (["llr"] if self.mlm else [])
         self._tsv.write("# bigbird_dna variants " + " ".join(f"{k}={v}" for k, v in self.settings.items()) + "\n")
@@ -44,7 +44,8 @@ class VariantWriter:
             text, n = h5py.string_dtype(), self.labels
             for name in ("ref", "alt", "delta"):
                 self._h5.create_dataset(name, (0, n), maxshape=(None, n), dtype="float32", chunks=(256, n))
-            for name, dtype in (("chrom", text), ("pos", "int64"), ("ref_allele", text), ("alt_allele", text)):
+            for name, dtype in (("chrom", text), ("pos", "int64"), ("id", text), ("ref_allele", text),
+                                ("alt_allele", text)):
                 self._h5.create_dataset(name, (0,), maxshape=(None,), dtype=dtype)
             self._h5.create_dataset("label_names", data=list(self.model.output.names), dtype=text)
             self._h5.attrs.update({k: str(v) for k, v in self.settings.items()})
@@ -69,7 +70,7 @@ class VariantWriter:
         values = torch.stack(columns, 1).tolist()
         for w, row in zip(chunk, values):
             v = w.variant
-            self._tsv.write("\t".join([v.chrom, str(v.pos), v.ref, v.alt, str(int(w.ref_matches)),
+            self._tsv.write("\t".join([v.chrom, str(v.pos), v.id, v.ref, v.alt, str(int(w.ref_matches)),
                                        *(f"{x:.6g}" for x in row)]) + "\n")
         self.rows += len(chunk)
 
@@ -78,7 +79,8 @@ class VariantWriter:
         n, total = len(chunk), self._h5["ref"].shape[0] + len(chunk)
         values = {"ref": ref.numpy(), "alt": alt.numpy(), "delta": delta.numpy(),
                   "chrom": [w.variant.chrom for w in chunk], "pos": [w.variant.pos for w in chunk],
-                  "ref_allele": [w.variant.ref for w in chunk], "alt_allele": [w.variant.alt for w in chunk]}
+                  "id": [w.variant.id for w in chunk], "ref_allele": [w.variant.ref for w in chunk],
+                  "alt_allele": [w.variant.alt for w in chunk]}
         for name, data in values.items():
             self._h5[name].resize(total, axis=0)
             self._h5[name][total - n:] = data

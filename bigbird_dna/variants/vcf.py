@@ -21,13 +21,16 @@ _BASES = re.compile(r"^[ACGTNRYKMSWBDHV]+$", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class Variant:
-    """One ALT allele of a site. ``pos`` is 1-based (VCF); ``line`` is its line in the input file."""
+    """One ALT allele of a site, as given: ``pos`` is 1-based (VCF), ``ref`` and ``alt`` keep their
+    case, ``id`` is the VCF's ID column (``.`` when it has none, and for TSV input); ``line`` is its
+    line in the input file."""
 
     chrom: str
     pos: int
     ref: str
     alt: str
     line: int
+    id: str = "."
 
     @property
     def start(self) -> int:
@@ -83,4 +86,4 @@ def read_variants(path: str | os.PathLike, fmt: str, counts: ReadCounts) -> Iter
                 if not (is_plain(ref) and is_plain(alt)):
                     counts.skip(alt if not is_plain(alt) else ref)
                     continue
-                yield Variant(chrom, int(pos), ref.upper(), alt.upper(), number)
+                yield Variant(chrom, int(pos), ref, alt, number, fields[2] if fmt == "vcf" else ".")

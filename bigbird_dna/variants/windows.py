@@ -37,7 +37,7 @@ class VariantWindows:
 
     @property
     def ref_matches(self) -> bool:
-        return self.genome_ref == self.variant.ref
+        return self.genome_ref == self.variant.ref.upper()
 
 
 def fits(variant: Variant, window: int) -> bool:
@@ -72,7 +72,7 @@ def variant_windows(genome: GenomeReader, variant: Variant, window: int, source:
     alt_start = min(ref_start, _place(ref_start, window, alt_contig))
     alt_end = min(alt_contig, alt_start + window)
     # alt coordinates: x < s -> genome x; s <= x < s + a -> ALT[x - s]; x >= s + a -> genome x - a + r
-    alt_seq = genome.fetch(variant.chrom, alt_start, s) + variant.alt + \
+    alt_seq = genome.fetch(variant.chrom, alt_start, s) + variant.alt.upper() + \
         genome.fetch(variant.chrom, s + r, alt_end - a + r)
     return VariantWindows(variant, ref_start, genome.fetch(variant.chrom, ref_start, ref_end), alt_seq,
                           (s - ref_start, s - ref_start + r), (s - alt_start, s - alt_start + a),

@@ -32,3 +32,9 @@ def test_embed_predict_and_score_refuse_what_is_not_a_nucleotide_code(models, ba
 
 def test_iupac_codes_and_lower_case_are_accepted(models):
     assert models["promoter"].predict(["acgtRYSWKMBDHVN" * 4]).shape == (1,)
+
+
+def test_the_repr_says_what_the_model_is(models):
+    text = repr(models["promoter"])
+    assert text.startswith("BigBirdDNA(task='promoter', output=sigmoid[promoter], layers=1, hidden=32")
+    assert "max_tokens=256" in text and "device=cpu" in text

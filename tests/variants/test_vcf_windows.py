@@ -31,12 +31,13 @@ def test_multi_allelic_split_and_symbolic_skipped_same_for_gzip(tmp_path):
     variants, skipped = results[0]
     assert [(v.pos, v.ref, v.alt, v.line) for v in variants] == [(10, "A", "C", 3), (10, "A", "T", 3),
                                                                  (30, "C", "G", 5)]
+    assert [v.id for v in variants] == [".", ".", "."]
     assert skipped == {"<symbolic>": 1, "*": 1, ".": 1}
 
 
 def test_tsv_with_header_and_bad_position(tmp_path):
     (tmp_path / "v.tsv").write_text("chrom\tpos\tref\talt\nchrA\t5\ta\tg\n")
-    assert list(read_variants(tmp_path / "v.tsv", "tsv", ReadCounts())) == [Variant("chrA", 5, "A", "G", 2)]
+    assert list(read_variants(tmp_path / "v.tsv", "tsv", ReadCounts())) == [Variant("chrA", 5, "a", "g", 2)]  # as given
     (tmp_path / "bad.tsv").write_text("chrA\t0\tA\tG\n")
     with pytest.raises(InputError, match="line 1"):
         list(read_variants(tmp_path / "bad.tsv", "tsv", ReadCounts()))
