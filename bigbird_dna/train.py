@@ -59,10 +59,13 @@ from bigbird_dna.training.faults import (
 )
 from bigbird_dna.training.model_checkpoint import save_final_state
 from bigbird_dna.training.overrides import unknown_key_hints
+from bigbird_dna.training.progress import show
+from bigbird_dna.training.quiet import quiet_lightning
 from bigbird_dna.training.resolvers import register_resolvers, to_plain
 from bigbird_dna.training.run_record import (
     command_overrides,
     config_record,
+    discard_unstarted_run,
     effective_batch_size,
     reconcile_resume,
     refuse_existing_run,
@@ -106,6 +109,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
     main = _is_main_process()
     if main:
         ensure_writable_dir(run_dir)
+    quiet_lightning()
     callbacks = instantiate_all(cfg.callbacks)
     # Before anything slow: a preemption signal that arrives while the data or the task is being
     # built is then kept for the first step boundary (and is not, by default, fatal).
@@ -172,7 +176,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
     summary.update(run_timing(started))  # the whole run, baselines and export included
     if trainer.is_global_zero:
         write_text_atomic(run_dir / "summary.json", json.dumps(summary, indent=2))
-        print(module.format_summary(summary), flush=True)
+        show(module.format_summary(summary))  # on stdout, and in train.log
     return summary
 
 
@@ -193,6 +197,8 @@ def main(cfg: DictConfig) -> float | None:
         return float(value) if value is not None else None
     except InputError as err:
         print(f"error: {err}", file=sys.stderr, flush=True)
+        if _is_main_process():
+            discard_unstarted_run(Path(cfg.paths.output_dir))  # a refused start leaves no run directory
         sys.exit(EXIT_INPUT_ERROR)
     except OSError as err:
         if disk_full_cause(err) is None:

@@ -61,13 +61,13 @@ class LineProgress(ProgressBar):
         left = (total - step) / rate if rate > 0 else float("nan")
         metrics = " ".join(f"{k}={float(v):.4g}" for k, v in self.get_metrics(trainer, pl_module).items()
                            if k != "v_num" and not k.startswith(("val/", "test/")))  # validation lines show those
-        _show(f"step {step}/{total} | {rate:.2f} steps/s | {left:.0f}s left | {metrics}")
+        show(f"step {step}/{total} | {rate:.2f} steps/s | {left:.0f}s left | {metrics}")
 
     def _evaluation_start(self, trainer, what: str, batches) -> None:
         self._beat = None
         if self._enabled and not trainer.sanity_checking:
             total = sum(batches) if all(isinstance(b, int) for b in batches) else None
-            self._beat = Heartbeat(what, total, "batch", interactive=False, say=_show)
+            self._beat = Heartbeat(what, total, "batch", interactive=False, say=show)
 
     def _evaluation_batch_end(self) -> None:
         if self._beat is not None:
@@ -97,7 +97,7 @@ class LineProgress(ProgressBar):
         self._evaluation_end()
         if self._enabled and not trainer.sanity_checking:
             shown = {k: f"{float(v):.4g}" for k, v in trainer.callback_metrics.items() if k.startswith("val/")}
-            _show(f"validation at step {trainer.global_step}: {shown}")
+            show(f"validation at step {trainer.global_step}: {shown}")
 
 
 class ThrottledTQDM(TQDMProgressBar):
@@ -132,7 +132,7 @@ class ThrottledTQDM(TQDMProgressBar):
         super().on_train_epoch_end(trainer, pl_module)
 
 
-def _show(line: str) -> None:
+def show(line: str) -> None:
     """``line`` on stdout, unchanged, and as an INFO record in every log file of the root logger
     (Hydra's ``train.log``); not through the console handler, which would print it twice."""
     print(line, flush=True)

@@ -19,6 +19,7 @@ summary's timing keys come from :func:`bigbird_dna.runtime.phases.run_timing`.
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +64,21 @@ def refuse_existing_run(run_dir: Path) -> None:
         raise InputError(f"{run_dir} already holds a run (checkpoints, export); starting again there would "
                          f"overwrite it. Resume it with ckpt_path=last hydra.run.dir={run_dir}, or start a new run "
                          "in another directory (leave out hydra.run.dir, or give a new one).")
+
+
+# What a run writes before its first step: a start that failed on bad input left only these.
+STARTUP_FILES = frozenset({".hydra", "config.yaml", "train.log", "tokenizer.json", "split_manifest.json",
+                           "annotation"})
+
+
+def discard_unstarted_run(run_dir: Path) -> bool:
+    """Remove a run directory that a start refused on bad input left behind (its config, Hydra's
+    record and log, the tokenizer or manifest of a start that got that far), so nothing looks like a
+    run that never was. Anything else in the folder, or any work of a run, keeps it. True if removed."""
+    if not run_dir.is_dir() or holds_a_run(run_dir) or any(p.name not in STARTUP_FILES for p in run_dir.iterdir()):
+        return False
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return True
 
 
 def saved_config_of(checkpoint: str | Path) -> tuple[Path, DictConfig] | None:

@@ -30,6 +30,7 @@ def test_missing_fasta(tmp_path):
     result, run_dir = _train(tmp_path, f"data.fasta={tmp_path / 'nope.fa'}")
     _assert_clean_failure(result, run_dir, "not found", "nope.fa", "data.fasta")
     assert result.returncode == 2
+    assert not run_dir.exists()  # no config.yaml and empty train.log left looking like a run
 
 
 def test_empty_fasta(tmp_path):

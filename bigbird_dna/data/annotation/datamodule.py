@@ -25,6 +25,7 @@ from bigbird_dna.errors import InputError
 from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.genome.splits import SPLITS, write_split_manifest
+from bigbird_dna.runtime.phases import phase
 
 log = logging.getLogger(__name__)
 
@@ -63,8 +64,10 @@ class AnnotatedPromoterData(LabelledDataModule):
         # The negatives' seed: the run seed, or data.sample_seed to keep one split across model seeds.
         sample_seed = seed if data.get("sample_seed") is None else int(data["sample_seed"])
         self.genome = open_genome(data["fasta"], data.get("cache_dir"))
-        task, manifest = build_promoter_task_from_files(self.genome, data["gff"], settings, sample_seed,
-                                                        lambda message: log.info(message))
+        with phase("annotation") as timing:  # minutes on a large genome: a phase of the run's summary
+            task, manifest = build_promoter_task_from_files(self.genome, data["gff"], settings, sample_seed,
+                                                            lambda message: log.info(message))
+            timing.detail = f"promoter windows from {Path(data['gff']).name}: {manifest['counts']}"
         datasets = {split: LabelledSequences([s.sequence for s in task.samples[split]],
                                              [float(s.label) for s in task.samples[split]]) for split in SPLITS}
         super().__init__(datasets, data["batch_size"], data["num_workers"], seed, label_kind="binary",
