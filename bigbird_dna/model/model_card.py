@@ -108,6 +108,12 @@ def _training(metadata: dict[str, Any], model: dict[str, Any]) -> str:
     tokenizer = training.get("tokenizer") or {}
     kind = tokenizer.get("kind", "the run's")
     lines.append(f"- Tokenizer: {kind}, {model.get('vocab_size')} tokens (`tokenizer.json`)")
+    backbone = training.get("backbone")
+    if backbone:
+        origin = backbone.get("command") or "a command not recorded"
+        genome = f" on `{backbone['fasta']}`" if backbone.get("fasta") else ""
+        lines.append(f"- Fine-tuned from `{backbone['path']}`, a `{backbone.get('task')}` model trained{genome} "
+                     f"with `{origin}`")
     if metadata.get("source_checkpoint"):
         lines.append(f"- Weights from the run's `{metadata['source_checkpoint']}`")
     if not training:

@@ -33,7 +33,8 @@ def genome_record(run_dir: Path) -> dict[str, Any] | None:
 
 
 def training_record(data: dict[str, Any], tokenizer: dict[str, Any], summary: dict[str, Any],
-                    overrides: list[str], run_dir: str | os.PathLike) -> dict[str, Any]:
+                    overrides: list[str], run_dir: str | os.PathLike, task: dict[str, Any] | None = None
+                    ) -> dict[str, Any]:
     """What a finished run knows about its model, for ``metadata.training``, with no absolute path.
 
     Args:
@@ -42,13 +43,34 @@ def training_record(data: dict[str, Any], tokenizer: dict[str, Any], summary: di
         summary: the run's summary: ``global_step`` and every ``split/metric`` (baselines included).
         overrides: the command's Hydra overrides.
         run_dir: the run directory (paths inside it are kept relative to it).
+        task: the run's ``task`` config (plain); a ``backbone`` is recorded with its own origin.
     """
     run_dir = Path(run_dir)
     metrics = {k: v for k, v in summary.items() if "/" in k and isinstance(v, (int, float))}
+    backbone = backbone_record(task.get("backbone"), run_dir) if task else None
     command = " ".join(["python -m bigbird_dna.train", *overrides])
     return {"data": portable_tree({k: v for k, v in data.items() if k != "_target_"}, run_dir),
             "fasta": genome_record(run_dir), "tokenizer": portable_tree(tokenizer, run_dir),
-            "steps": summary.get("global_step"), "metrics": metrics, "command": portable(command, run_dir)}
+            "steps": summary.get("global_step"), "metrics": metrics, "command": portable(command, run_dir),
+            **({"backbone": backbone} if backbone else {})}
+
+
+def backbone_record(path: str | None, run_dir: Path) -> dict[str, Any] | None:
+    """Where a fine-tuned model's encoder came from: the backbone export's folder (``<its run>/export``,
+    never an absolute path), its task, and the genome and command it was trained with."""
+    if not path:
+        return None
+    parts = Path(path).resolve().parts
+    shown = portable(path, run_dir) if str(Path(path).resolve()).startswith(str(run_dir.resolve())) else \
+        "/".join(parts[-2:])
+    info: dict[str, Any] = {"path": shown}
+    config_file = Path(path) / "config.json"
+    if config_file.is_file():
+        config = json.loads(config_file.read_text())
+        training = (config.get("metadata") or {}).get("training") or {}
+        info.update(task=config.get("task"), command=training.get("command"),
+                    fasta=(training.get("fasta") or {}).get("name"))
+    return info
 
 
 def training_window(datamodule: Any, tokenizer: DNATokenizer, max_tokens: int) -> int | None:

@@ -115,6 +115,9 @@ def test_fine_tuning_from_an_mlm_export_reports_keys_and_keeps_its_tokenizer(tmp
     export = load_export(run_dir / "export", task="promoter")
     assert export.model_config["hidden_size"] == 32, "the encoder config comes from the backbone"
     assert summary["global_step"] == 4
+    origin = export.metadata["training"]["backbone"]
+    assert origin["path"] == f"{backbone.parent.name}/mlm_export" and origin["task"] == "mlm"  # not just "export"
+    assert f"Fine-tuned from `{origin['path']}`, a `mlm` model" in (run_dir / "export" / "README.md").read_text()
 
 
 def test_load_backbone_lists_missing_keys_and_refuses_other_shapes(tmp_path, tiny_tokenizer):
