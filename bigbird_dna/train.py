@@ -138,7 +138,8 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
             log.info("effective batch size: %(effective_batch_size)d windows per optimizer step = "
                      "%(batch_size_per_device)d per device x %(devices)d devices x %(num_nodes)d nodes x "
                      "%(accumulate_grad_batches)d accumulated batches", batch)
-    with phase("fit", f"to step {trainer.max_steps}"):
+    length = f"to step {trainer.max_steps}" if trainer.max_steps > 0 else f"up to {trainer.max_epochs} epochs"
+    with phase("fit", length):
         trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path)
 
     checkpoint = next(c for c in trainer.checkpoint_callbacks if isinstance(c, ModelCheckpoint))

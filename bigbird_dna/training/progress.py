@@ -47,21 +47,31 @@ class LineProgress(ProgressBar):
         self._start = time.monotonic()
         self._first = trainer.global_step + 1  # a resumed run's first step is shown too
         self._last_shown = trainer.global_step
-        self._interval = min(self.every, max(1, trainer.max_steps // 10)) if trainer.max_steps > 0 else self.every
+        steps = trainer.max_steps if trainer.max_steps > 0 else trainer.estimated_stepping_batches
+        self._interval = min(self.every, max(1, int(steps) // 10)) if steps != float("inf") else self.every
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         step = trainer.global_step
-        due = step % self._interval == 0 or step == self._first or step == trainer.max_steps
+        last = step == trainer.max_steps or (trainer.max_steps <= 0 and batch_idx + 1 == trainer.num_training_batches)
+        due = step % self._interval == 0 or step == self._first or last
         if not self._enabled or not due or step == self._last_shown:
             return
         self._last_shown = step
         elapsed = time.monotonic() - self._start
-        total = trainer.max_steps if trainer.max_steps > 0 else float("nan")
         rate = (step - self._first + 1) / elapsed if elapsed > 0 else 0.0
-        left = (total - step) / rate if rate > 0 else float("nan")
         metrics = " ".join(f"{k}={float(v):.4g}" for k, v in self.get_metrics(trainer, pl_module).items()
                            if k != "v_num" and not k.startswith(("val/", "test/")))  # validation lines show those
-        show(f"step {step}/{total} | {rate:.2f} steps/s | {left:.0f}s left | {metrics}")
+        if trainer.max_steps > 0:
+            left = f"{(trainer.max_steps - step) / rate:.0f}s left" if rate > 0 else "time left unknown"
+            show(f"step {step}/{trainer.max_steps} | {rate:.2f} steps/s | {left} | {metrics}")
+            return
+        # epochs with early stopping: the run ends at the last epoch's last step at the latest
+        total = trainer.estimated_stepping_batches
+        bound = f"/{int(total)}" if total != float("inf") else ""
+        left = f"at most {(total - step) / rate:.0f}s left" if rate > 0 and bound else "time left unknown"
+        where = f"epoch {trainer.current_epoch + 1}/{trainer.max_epochs}, batch {batch_idx + 1}/" \
+                f"{trainer.num_training_batches}"
+        show(f"step {step}{bound} ({where}) | {rate:.2f} steps/s | {left} | {metrics}")
 
     def _evaluation_start(self, trainer, what: str, batches) -> None:
         self._beat = None

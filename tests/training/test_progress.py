@@ -7,12 +7,16 @@ from bigbird_dna.training.progress import LineProgress, progress_bar
 
 class FakeTrainer:
     global_step = 0
+    current_epoch = 0
+    max_epochs = None
+    num_training_batches = 10
     callback_metrics: dict = {}
     progress_bar_metrics = {"train/loss": 1.5}
     loggers: list = []
 
     def __init__(self, max_steps: int):
         self.max_steps = max_steps
+        self.estimated_stepping_batches = max_steps
 
 
 def _step_lines(capsys, max_steps: int, every: int = 50, batches_per_step: int = 1) -> list[str]:
@@ -111,3 +115,18 @@ def test_a_slow_validation_writes_a_line_at_least_every_interval(capsys, monkeyp
     beats = [line for line in lines if line.startswith("validating at step 0:")]
     assert len(beats) >= 4 and beats[-1].startswith("validating at step 0: ") and "/6 batches" in beats[-1], lines
     assert lines[-1].startswith("validation at step 0:")
+
+
+def test_epoch_runs_show_the_epoch_the_batch_and_an_upper_bound(capsys):
+    """Early-stopped epochs: no 'step 6550/nan', but the epoch, the batch in it and the most left."""
+    bar, trainer = LineProgress(every=5), FakeTrainer(-1)
+    trainer.max_epochs, trainer.num_training_batches, trainer.estimated_stepping_batches = 3, 10, 30
+    bar.on_train_start(trainer, None)
+    for step in range(1, 31):
+        trainer.global_step, trainer.current_epoch = step, (step - 1) // 10
+        bar.on_train_batch_end(trainer, None, None, None, (step - 1) % 10)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
+    assert lines[0].startswith("step 1/30 (epoch 1/3, batch 1/10) |") and "nan" not in " ".join(lines)
+    assert any(line.startswith("step 30/30 (epoch 3/3, batch 10/10)") for line in lines), lines
+    assert all("s left" in line or "time left unknown" in line for line in lines)
+
