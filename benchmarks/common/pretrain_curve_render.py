@@ -109,7 +109,8 @@ def plot(rep: dict[str, Any], png: Path) -> bool:
                  f"{rep['max_steps']} ({rep['status']})", fontsize=10)
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("bits per base")
-    ax.legend(fontsize=8)
+    # below the axes: inside, it covered the baselines' lines at the top of the plot
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     png.parent.mkdir(parents=True, exist_ok=True)

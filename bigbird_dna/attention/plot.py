@@ -26,6 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from bigbird_dna.attention.layout import num_blocks_for  # noqa: E402
 from bigbird_dna.attention.patterns import PRESETS, SparsePattern, preset  # noqa: E402
@@ -62,6 +63,8 @@ def plot_layout(pattern: SparsePattern, num_heads: int, num_blocks: int, block_s
         ax.set_title(f"head {head}")
         ax.set_xlabel("key block")
         ax.set_ylabel("query block")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # blocks are whole: no 2.5 on the axes
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     present = sorted(set(labels.unique().tolist()) - {0})
     fig.legend(handles=[Patch(color=COLOURS[i], label=PARTS[i - 1]) for i in present],
                loc="lower center", ncol=len(present), frameon=False)
