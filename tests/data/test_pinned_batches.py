@@ -20,7 +20,7 @@ def test_batches_are_pinned_for_a_cuda_trainer_only():
 
 
 def test_the_genome_loader_takes_the_trainers_choice(train_in_process, tmp_path, monkeypatch):
-    from bigbird_dna.data import mlm
+    from bigbird_dna.data.mlm import datamodule as mlm
 
     monkeypatch.setenv("BIGBIRD_DNA_CACHE", str(tmp_path / "cache"))
     record = tmp_path / "pinning.json"

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from bigbird_dna.data import mlm as mlm_module
+from bigbird_dna.evaluation import mlm_baselines as mlm_module
 from tests.conftest import FAST_OVERRIDES, LAMBDA, run_cli
 
 PHASES = ("decompress", "index", "splits", "tiling", "tokenizer", "fit", "validate", "test", "baselines")
