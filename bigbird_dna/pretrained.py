@@ -5,6 +5,7 @@
     vectors = model.embed(["ACGT...", ...], pool="mean")              # float32 [N, hidden], CPU
     probs = model.predict(["ACGT...", ...])                           # promoter [N], chromatin [N, labels]
     logp = model.score(["ACGT...", ...])                              # MLM: per-base log p, .sums, .means
+    why = model.attribute(["ACGT...", ...], method="ism")             # classifiers: per-base [N, L]
     model.class_names                                                 # classify: predict's columns, [N, C]
     model.save_pretrained("my_model")                                 # model.safetensors + config + tokenizer
 
@@ -14,37 +15,31 @@ character); each is read as ``[CLS] tokens [SEP]``
 exactly as in training (:func:`~bigbird_dna.tokenizer.specials.encode_with_specials`). Batching and
 padding are internal. A sequence longer than the model's context is refused, not cut.
 
-**Batch-mates.** A batch is padded to its longest row, and a block-sparse layout depends on the
-number of blocks, so once sequences are long enough for sparse attention (BigBird-ITC: 12 blocks),
-a short sequence's numbers move slightly with the length of the longest one in its batch. For
-numbers that do not depend on the batching, give windows of one length (as ``predict`` and the
-CLIs do) or ``batch_size=1``.
+**Batch-mates.** A batch is padded to its longest row and a sparse layout depends on the block
+count, so a short sequence's numbers move slightly with its batch's longest (from 12 blocks, for
+BigBird-ITC). Give windows of one length (as the CLIs do) or ``batch_size=1`` to avoid it.
 
-``from_pretrained`` reads both layouts: ``model.safetensors`` (``save_pretrained`` and training
-runs) and the ``model.pt`` older training runs wrote to ``export/`` (``torch.load(weights_only=True)``);
-neither unpickles code, and nothing is downloaded. Saving is a few lines over
-:func:`~bigbird_dna.hf.write_hf_export` (loadable by ``transformers`` too) rather than
-``huggingface_hub``'s ``PyTorchModelHubMixin``: the mixin would save only ``nn.Module`` parameters and a config of
-constructor arguments, not the task, tokenizer and pinned attention layouts an export carries.
+``from_pretrained`` reads ``model.safetensors`` and older exports' ``model.pt`` (``weights_only``);
+nothing is unpickled or downloaded. Saving goes through :func:`~bigbird_dna.hf.write_hf_export`, not
+``huggingface_hub``'s ``PyTorchModelHubMixin``, which would drop the task, tokenizer and layouts.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Iterator, Literal, Sequence
+from typing import Callable, Iterable, Iterator, Literal, Sequence
 
 import torch
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.genome.fasta_stream import check_sequence
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 from bigbird_dna.hf import write_hf_export
 from bigbird_dna.inference.batching import bases_that_fit
 from bigbird_dna.inference.cuda_graphs import GraphedForward
 from bigbird_dna.inference.device import autocast, resolve_device, resolve_precision
 from bigbird_dna.inference.likelihood import Likelihoods, masked_likelihoods
-from bigbird_dna.inference.request import STRAND_CHOICES
+from bigbird_dna.inference.request import STRAND_CHOICES, checked_sequences
 from bigbird_dna.inference.scan import combine_strands, score_windows
 from bigbird_dna.inference.windows import ScanWindow
 from bigbird_dna.model.config import EncoderConfig
@@ -58,16 +53,6 @@ from bigbird_dna.tokenizer.specials import encode_with_specials, padding_mask_or
 Pool = Literal["mean", "cls"] | None
 
 
-def checked_sequences(seqs: Iterable[str] | str) -> list[str]:
-    """``seqs`` as a list (a single string is one sequence), each refused with an :class:`InputError`
-    naming its index when it is empty or holds a character other than A, C, G, T, N and the IUPAC
-    codes (any case): the same rule as a FASTA read by ``predict``."""
-    seqs = [seqs] if isinstance(seqs, str) else list(seqs)
-    for index, seq in enumerate(seqs):
-        if not isinstance(seq, str):
-            raise InputError(f"sequence {index} is a {type(seq).__name__}, not a DNA string.")
-        check_sequence(seq, f"sequence {index}")
-    return seqs
 # Lists at least this long get a progress bar when ``progress=None``.
 PROGRESS_FROM = 256
 
@@ -98,7 +83,9 @@ class BigBirdDNA:
         self.cuda_graphs = cuda_graphs
         graphed = GraphedForward if cuda_graphs else (lambda fn: fn)
         self._encoder = graphed(self.module.encoder)
-        self._predict_proba = graphed(self.module.predict_proba) if hasattr(self.module, "predict_proba") else None
+        classifier = hasattr(self.module, "predict_proba")
+        self._predict_proba = graphed(self.module.predict_proba) if classifier else None
+        self._logits = graphed(self.module.logits) if classifier else None
 
     @classmethod
     def from_pretrained(cls, path: str | os.PathLike, device: str = "auto", precision: str = "auto",
@@ -166,13 +153,18 @@ class BigBirdDNA:
                              f"cut it into windows of {fit} bp or less (the embed CLI: --window {fit}).")
         return ids, mask
 
+    @staticmethod
+    def _bar(progress: bool | None, total: int, desc: str, unit: str = "seq"):
+        """A tqdm bar over ``total`` items; ``progress=None``: only from 256 items."""
+        from tqdm.auto import tqdm
+
+        show = total >= PROGRESS_FROM if progress is None else progress
+        return tqdm(total=total, desc=desc, unit=unit, disable=not show)
+
     def _batches(self, seqs: list[str], batch_size: int, progress: bool | None, desc: str) -> Iterator[list[str]]:
         if batch_size < 1:
             raise InputError(f"batch_size must be positive, got {batch_size}.")
-        from tqdm.auto import tqdm
-
-        show = len(seqs) >= PROGRESS_FROM if progress is None else progress
-        with tqdm(total=len(seqs), desc=desc, unit="seq", disable=not show) as bar:
+        with self._bar(progress, len(seqs), desc) as bar:
             for start in range(0, len(seqs), batch_size):
                 yield seqs[start:start + batch_size]
                 bar.update(min(batch_size, len(seqs) - start))
@@ -219,13 +211,10 @@ class BigBirdDNA:
         if pool is not None:
             return torch.cat(pooled) if pooled else torch.empty(0, self.config.hidden_size)
         width = max((h.shape[1] for h, _ in states), default=0)
-        hidden = torch.zeros(len(seqs), width, self.config.hidden_size)
-        mask = torch.zeros(len(seqs), width, dtype=torch.bool)
-        row = 0
-        for h, m in states:
-            hidden[row:row + len(h), :h.shape[1]] = h
-            mask[row:row + len(m), :m.shape[1]] = m
-            row += len(h)
+        hidden = torch.cat([torch.nn.functional.pad(h, (0, 0, 0, width - h.shape[1])) for h, _ in states]) \
+            if states else torch.zeros(0, 0, self.config.hidden_size)
+        mask = torch.cat([torch.nn.functional.pad(m, (0, width - m.shape[1])) for _, m in states]) \
+            if states else torch.zeros(0, 0, dtype=torch.bool)
         return hidden, mask
 
     def predict(self, seqs: Iterable[str], strands: str = "both", batch_size: int = 16,
@@ -263,6 +252,26 @@ class BigBirdDNA:
         rows = [scores for _, _, _, scores in combine_strands(scored, chosen, "mean")]
         probs = torch.stack(rows) if rows else torch.empty(0, self.num_labels)
         return probs[:, 0] if self.num_labels == 1 else probs
+
+    def forward(self, scale: str) -> Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor]:
+        """The batched scorer ``predict`` uses: ``(input_ids, mask) -> [B, C]`` logits (``"logit"``)
+        or probabilities (``"probability"``), CUDA-graphed on a GPU."""
+        return self._predict_proba if scale == "probability" else self._logits
+
+    def attribute(self, seqs: Iterable[str], method: str = "integrated_gradients", target: str | int | None = None,
+                  output: str = "logit", per_letter: bool = False, strands: str = "+",
+                  span: tuple[int, int] | None = None, steps: int | None = None, batch_size: int = 16,
+                  progress: bool | None = None) -> torch.Tensor:
+        """Why a classifier scores each sequence: float32 per-base ``[N, L]``, or ``[N, L, 4]`` (``ACGT``)
+        with ``per_letter``. ``method``: ``"integrated_gradients"``, ``"gradient_x_input"`` (the
+        ``explain`` extra) or ``"ism"``; ``target``: a name or 0-based column. Arguments, shapes and
+        conventions: :func:`bigbird_dna.attribution.attribute`."""
+        from bigbird_dna.attribution import attribute
+
+        seqs = checked_sequences(seqs)
+        with self._bar(progress, len(seqs), "explaining") as bar:
+            return attribute(self, seqs, method, target, output, per_letter, strands, span, steps, batch_size,
+                             lambda n: bar.update(n) if method != "ism" else None)
 
     def score(self, seqs: Iterable[str], spans: Sequence[tuple[int, int]] | None = None, strands: str = "+",
               batch_size: int = 64, progress: bool | None = None) -> Likelihoods:

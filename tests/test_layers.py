@@ -1,8 +1,8 @@
 """The package's layers import one way only: lower layers never import higher ones.
 
     errors, version  ->  runtime  ->  genome  ->  tokenizer  ->  data | attention  ->  model
-            ->  tasks | hf | inference  ->  training  ->  predict | train | demo
-            ->  pretrained (the BigBirdDNA API, over inference)  ->  embed | variants | score (its CLIs)
+            ->  tasks | hf | inference  ->  training | attribution  ->  predict | train | demo
+            ->  pretrained (the BigBirdDNA API, over inference)  ->  embed | variants | score | explain (its CLIs)
 
 Every ``import`` in every module is checked, including imports inside functions, so a lazy
 upward import fails as surely as one at the top of a file; so is every module named in a
@@ -32,10 +32,10 @@ LAYERS = {
     "data": 4, "attention": 4,
     "model": 5, "evaluation": 5,
     "tasks": 6, "hf": 6, "inference": 6,
-    "training": 7,
+    "training": 7, "attribution": 7,
     "predict": 8, "train": 8, "demo": 8,
     "pretrained": 9,
-    "embed": 10, "variants": 10, "score": 10,
+    "embed": 10, "variants": 10, "score": 10, "explain": 10,
 }
 
 

@@ -95,12 +95,6 @@ class Likelihoods:
         return torch.tensor([[float(s.nanmean()) for s in strand] for strand in self.strands]).mean(0)
 
 
-def _token_offsets(tokenizer: DNATokenizer, seqs: list[str]) -> list[list[tuple[int, int]]]:
-    """``[start, end)`` of the bases each token spells, per sequence (tokens in order, no specials)."""
-    encodings = tokenizer.backend.encode_batch([s.upper() for s in seqs], add_special_tokens=False)
-    return [list(e.offsets) for e in encodings]
-
-
 def _masked_log_probs(model: MaskedLanguageModel, seqs: list[str], jobs: list[tuple[int, list[int]]],
                       batch_size: int, progress: bool | None) -> list[torch.Tensor]:
     """For each job ``(sequence index, token indices)``: sequence ``i`` with those tokens (0-based,
@@ -136,7 +130,7 @@ def _masked_log_probs(model: MaskedLanguageModel, seqs: list[str], jobs: list[tu
 def _score_strand(model: MaskedLanguageModel, seqs: list[str], spans: list[tuple[int, int]] | None,
                   batch_size: int, progress: bool | None) -> list[torch.Tensor]:
     """Per-base scores of ``seqs`` as given (module docstring), ``[L_i]`` each."""
-    offsets = _token_offsets(model.tokenizer, seqs)
+    offsets = model.tokenizer.offsets(seqs)
     scorable = [[set(seq[a:b].upper()) <= BASES for a, b in tokens] for seq, tokens in zip(seqs, offsets)]
     if spans is None:
         jobs = [(i, [t]) for i, ok in enumerate(scorable) for t, good in enumerate(ok) if good]

@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.genome.fasta_stream import check_sequence
 from bigbird_dna.runtime.atomic import ensure_writable_dir
 from bigbird_dna.version import __version__
 
@@ -146,3 +147,15 @@ def check_distinct_files(fastas: Sequence[str | os.PathLike]) -> None:
         for other in fastas[:i]:
             if os.path.samefile(path, other):
                 raise InputError(f"{other} and {path} are the same file; give each FASTA once.")
+
+
+def checked_sequences(seqs: Iterable[str] | str) -> list[str]:
+    """``seqs`` as a list (a single string is one sequence), each refused with an :class:`InputError`
+    naming its index when it is empty or holds a character other than A, C, G, T, N and the IUPAC
+    codes (any case): the same rule as a FASTA read by ``predict``."""
+    seqs = [seqs] if isinstance(seqs, str) else list(seqs)
+    for index, seq in enumerate(seqs):
+        if not isinstance(seq, str):
+            raise InputError(f"sequence {index} is a {type(seq).__name__}, not a DNA string.")
+        check_sequence(seq, f"sequence {index}")
+    return seqs

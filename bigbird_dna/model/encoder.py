@@ -171,6 +171,19 @@ class BigBirdEncoder(nn.Module):
         if isinstance(module, nn.Embedding) and module.padding_idx is not None:
             nn.init.zeros_(module.weight[module.padding_idx])
 
+    def embed(self, input_ids: torch.Tensor, token_vectors: torch.Tensor | None = None) -> torch.Tensor:
+        """The embedding block, ``[B, T, hidden]`` before dropout: the token vectors (the token
+        embedding of ``input_ids [B, T]``, or ``token_vectors [B, T, hidden]`` given in their place),
+        plus absolute positions (``model.position=absolute``), layer-normalised (``embed_norm``)."""
+        seq = input_ids.shape[1]
+        if seq > self.config.max_positions:
+            raise InputError(f"sequence of {seq} tokens is longer than model.max_positions="
+                             f"{self.config.max_positions}; shorten the window or raise max_positions.")
+        x = self.token_embedding(input_ids) if token_vectors is None else token_vectors
+        if self.position_embedding is not None:
+            x = x + self.position_embedding(torch.arange(seq, device=input_ids.device))
+        return self.embed_norm(x)
+
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 rows: torch.Tensor | None = None) -> torch.Tensor:
         """Encode ``input_ids [B, T]``; returns hidden states ``[B, T, hidden]``.
@@ -185,14 +198,7 @@ class BigBirdEncoder(nn.Module):
         to ``forward(...)[:, rows]`` up to rounding. ETC layouts (prepended global tokens) compute
         every token and slice.
         """
-        seq = input_ids.shape[1]
-        if seq > self.config.max_positions:
-            raise InputError(f"sequence of {seq} tokens is longer than model.max_positions="
-                             f"{self.config.max_positions}; shorten the window or raise max_positions.")
-        x = self.token_embedding(input_ids)
-        if self.position_embedding is not None:
-            x = x + self.position_embedding(torch.arange(seq, device=input_ids.device))
-        x = self.dropout(self.embed_norm(x))
+        x = self.dropout(self.embed(input_ids))
         extra = 0 if self.global_tokens is None else self.global_tokens.shape[0]
         if extra:
             x = torch.cat([self.global_tokens.expand(x.shape[0], -1, -1), x], dim=1)

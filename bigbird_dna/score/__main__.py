@@ -77,11 +77,11 @@ def main(argv: list[str] | None = None) -> Path:
     fmt = _check_args(args)
     from bigbird_dna.genome import open_genome
     from bigbird_dna.genome.bed import read_bed
+    from bigbird_dna.genome.regions import check_region, merge_regions, parse_region, tile_region
     from bigbird_dna.inference.writers import TrackBins, write_track
     from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.runtime.atomic import atomic_paths
     from bigbird_dna.runtime.heartbeat import Heartbeat
-    from bigbird_dna.score.regions import check_region, merge_regions, parse_region, tile_region
 
     genome = open_genome(args.genome)
     lengths = genome.record_lengths
