@@ -16,7 +16,6 @@ from bigbird_dna.data.classes.files import read_table as read_class_table
 from bigbird_dna.data.promoter.files import read_table
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome import open_genome
-from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.motifs.pwm import max_log_odds, site_scores
 from tests.motifs.conftest import GENOME, make_task, read_rows, read_sites
 
