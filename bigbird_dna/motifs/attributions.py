@@ -53,6 +53,11 @@ def write_attributions(path: str | os.PathLike, data: Attributions) -> Path:
     return Path(path)
 
 
+def _text(value) -> str:
+    """An HDF5 attribute as text: h5py gives bytes for fixed-length strings, str for variable-length ones."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 def read_attributions(path: str | os.PathLike) -> Attributions:
     """The contents of an attribution file.
 
@@ -74,7 +79,7 @@ def read_attributions(path: str | os.PathLike) -> Attributions:
             if "names" in h5 and h5["names"].dtype.kind not in "OSU":
                 raise InputError(f"{path}: names holds {h5['names'].dtype} values; expected strings [N].")
             names = [str(n) for n in h5["names"].asstr()[()]] if "names" in h5 else None
-            attrs = {key: str(h5.attrs.get(key, "")) for key in ATTRIBUTES}
+            attrs = {key: _text(h5.attrs.get(key, "")) for key in ATTRIBUTES}
     except OSError as err:
         raise InputError(f"cannot read {path} as HDF5 ({err}); expected the file python -m bigbird_dna.explain "
                          "writes.") from err

@@ -89,3 +89,14 @@ def test_an_attribution_file_reads_back_as_written(tmp_path, planted):
     np.testing.assert_array_equal(back.attributions, data.attributions)
     assert (back.names, back.method, back.target, back.model) == (names[:5], "ism", "1", "m")
     assert [p.name for p in tmp_path.iterdir()] == ["a.h5"]  # no temporary file left
+
+
+def test_fixed_length_byte_strings_read_as_text(tmp_path):
+    """h5py gives bytes for fixed-length strings (what numpy ``S`` arrays write): still text here."""
+    sequences = np.zeros((2, 4, 30), np.float32)
+    sequences[:, 0] = 1
+    with h5py.File(tmp_path / "a.h5", "w") as out:
+        out["sequences"], out["attributions"], out["names"] = sequences, sequences, np.array([b"x", b"y"])
+        out.attrs["method"] = np.bytes_("ism")
+    back = read_attributions(tmp_path / "a.h5")
+    assert (back.names, back.method, back.target) == (["x", "y"], "ism", "")
