@@ -127,12 +127,12 @@ def run_learn(args: argparse.Namespace) -> None:
     out = check_new_output_dir(args.out)
     if args.top_matches < 1:
         raise InputError(f"--top-matches must be at least 1, got {args.top_matches}.")
-    data = read_attributions(args.attributions)
-    release = args.jaspar_release or latest_release()
-    targets = fetch_collection(args.jaspar_collection, args.jaspar_taxon, release)
     settings = ModiscoSettings(max_seqlets=args.max_seqlets, sliding_window_size=args.window,
                                flank_size=args.flank, final_min_cluster_size=args.min_seqlets,
                                n_leiden_runs=args.leiden_runs)
+    data = read_attributions(args.attributions)
+    release = args.jaspar_release or latest_release()
+    targets = fetch_collection(args.jaspar_collection, args.jaspar_taxon, release)
     jaspar = {"release": release, "collection": args.jaspar_collection.upper(), "taxon": args.jaspar_taxon}
     summary = learn_motifs(data, args.attributions, out, targets, jaspar, settings, args.top_matches)
     for row in summary["patterns"]:

@@ -73,11 +73,15 @@ def test_learn_refuses_a_missing_or_malformed_attribution_file(tmp_path, capsys,
     assert not (tmp_path / "report").exists()
 
 
-def test_learn_refuses_an_existing_output_folder(tmp_path, capsys):
+def test_learn_refuses_an_existing_output_folder_and_bad_settings_before_any_work(tmp_path, capsys):
     pytest.importorskip("modiscolite")
     (tmp_path / "report").mkdir()
     (tmp_path / "report" / "old.md").write_text("x")
     assert "already exists" in fails(capsys, "learn", tmp_path / "a.h5", "--out", tmp_path / "report")
+    assert "'sliding_window_size': 0" in fails(capsys, "learn", tmp_path / "a.h5", "--out", tmp_path / "new",
+                                               "--window", "0")
+    assert "--top-matches must be at least 1" in fails(capsys, "learn", tmp_path / "a.h5", "--out",
+                                                       tmp_path / "new", "--top-matches", "0")
 
 
 @pytest.mark.parametrize("module", ["modiscolite", "memelite", "pyjaspar", "logomaker"])
