@@ -30,7 +30,7 @@ LAYERS = {
     "genome": 2,
     "tokenizer": 3,
     "data": 4, "attention": 4,
-    "model": 5, "evaluation": 5,
+    "model": 5, "evaluation": 5, "motifs": 5,
     "tasks": 6, "hf": 6, "inference": 6,
     "training": 7, "attribution": 7,
     "predict": 8, "train": 8, "demo": 8,
