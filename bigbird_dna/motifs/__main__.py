@@ -99,7 +99,8 @@ def run_plant(args: argparse.Namespace) -> None:
     from bigbird_dna.genome import open_genome
     from bigbird_dna.motifs.jaspar import fetch_motifs, latest_release
     from bigbird_dna.motifs.planted import PlantedSettings, planted_task
-    from bigbird_dna.motifs.task_folder import build_manifest, check_new_output_dir, write_task_folder
+    from bigbird_dna.motifs.task_folder import build_manifest, write_task_folder
+    from bigbird_dna.runtime.atomic import check_new_output_dir
 
     out = check_new_output_dir(args.out)
     settings = PlantedSettings(
@@ -121,7 +122,7 @@ def run_learn(args: argparse.Namespace) -> None:
     from bigbird_dna.motifs.jaspar import fetch_collection, latest_release
     from bigbird_dna.motifs.learn import learn_motifs, require_motif_extras
     from bigbird_dna.motifs.modisco import ModiscoSettings
-    from bigbird_dna.motifs.task_folder import check_new_output_dir
+    from bigbird_dna.runtime.atomic import check_new_output_dir
 
     require_motif_extras()
     out = check_new_output_dir(args.out)

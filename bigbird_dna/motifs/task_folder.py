@@ -26,7 +26,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bigbird_dna.errors import InputError
 from bigbird_dna.motifs.jaspar import Motif
 from bigbird_dna.motifs.planted import SPLITS, PlantedSequence, PlantedSettings, settings_dict
 from bigbird_dna.runtime.atomic import atomic_directory
@@ -38,17 +37,6 @@ NEGATIVES = {
                "far) or in the other order, A's start {near[0]}-{near[1]} bp after B's end (kind swapped); kinds "
                "in turn from {kinds}",
 }
-
-
-def check_new_output_dir(out: str | os.PathLike) -> Path:
-    """``out`` itself, if it does not exist or is an empty folder; else an :class:`InputError`."""
-    out = Path(out).expanduser()
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out} is a file; give a folder path that does not exist yet.")
-    if out.is_dir() and any(out.iterdir()):
-        raise InputError(f"--out {out} already exists and is not empty; choose a new folder (nothing is ever "
-                         "written over an earlier one).")
-    return out
 
 
 def build_manifest(task: dict[str, list[PlantedSequence]], motifs: list[Motif], settings: PlantedSettings,
@@ -78,7 +66,8 @@ def build_manifest(task: dict[str, list[PlantedSequence]], motifs: list[Motif], 
 
 def write_task_folder(out: str | os.PathLike, task: dict[str, list[PlantedSequence]],
                       manifest: dict[str, Any]) -> Path:
-    """Write the folder at ``out`` (which :func:`check_new_output_dir` accepted) atomically."""
+    """Write the folder at ``out`` atomically (after
+    :func:`~bigbird_dna.runtime.atomic.check_new_output_dir` accepted it)."""
     with atomic_directory(out) as staging:
         with open(staging / "sites.bed", "w") as bed:
             for split in SPLITS:

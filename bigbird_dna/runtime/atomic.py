@@ -156,3 +156,14 @@ def ensure_writable_dir(path: str | Path) -> Path:
         raise InputError(f"cannot write to the output directory {path}: {err.strerror or err}. Choose a "
                          "writable one with paths.log_dir=DIR or hydra.run.dir=DIR.") from err
     return path
+
+
+def check_new_output_dir(out: str | os.PathLike) -> Path:
+    """``out`` itself, if it does not exist or is an empty folder; else an :class:`InputError`."""
+    out = Path(out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file; give a folder path that does not exist yet.")
+    if out.is_dir() and any(out.iterdir()):
+        raise InputError(f"--out {out} already exists and is not empty; choose a new folder, or remove this one "
+                         "first (nothing is ever written over an earlier one).")
+    return out

@@ -20,11 +20,12 @@ import time
 from pathlib import Path
 
 from bigbird_dna.data.annotation.build import build_promoter_task_from_files
-from bigbird_dna.data.annotation.output import check_new_output_dir, write_task
+from bigbird_dna.data.annotation.output import write_task
 from bigbird_dna.data.annotation.promoters import NEGATIVE_KINDS, PromoterSettings
 from bigbird_dna.errors import InputError, exit_on_input_error, plain_help
 from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.splits import SPLITS
+from bigbird_dna.runtime.atomic import check_new_output_dir
 from bigbird_dna.version import __version__
 
 

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from bigbird_dna.data.annotation.promoters import PromoterTaskData
-from bigbird_dna.errors import InputError
 from bigbird_dna.genome.splits import SPLITS
 from bigbird_dna.runtime.atomic import atomic_directory
 
@@ -31,17 +30,6 @@ def file_info(path: str | os.PathLike) -> dict[str, Any]:
     """``{"path", "name", "bytes"}`` of an input file."""
     path = Path(path).expanduser()
     return {"path": str(path.resolve()), "name": path.name, "bytes": path.stat().st_size}
-
-
-def check_new_output_dir(out: str | os.PathLike) -> Path:
-    """``out`` itself, if it does not exist or is an empty folder; else an :class:`InputError`."""
-    out = Path(out).expanduser()
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out} is a file; give a folder path that does not exist yet.")
-    if out.is_dir() and any(out.iterdir()):
-        raise InputError(f"--out {out} already exists and is not empty; choose a new folder, or remove this one "
-                         "first (the task is never written over an earlier one).")
-    return out
 
 
 def build_manifest(data: PromoterTaskData, inputs: dict[str, Any], settings: dict[str, Any],
