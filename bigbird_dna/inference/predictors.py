@@ -33,17 +33,15 @@ import torch
 from bigbird_dna.errors import InputError
 from bigbird_dna.inference.request import ScanRequest, check_distinct_files, track_description
 from bigbird_dna.inference.scan import Scanner, ScanProgress, combine_strands
+from bigbird_dna.inference.tracks import TRACK_SUFFIX, TrackWriter, check_track_args
 from bigbird_dna.inference.windows import interval_windows, iter_windows
 from bigbird_dna.inference.writers import (
     ROW_FIELDS,
-    TRACK_SUFFIX,
     BedHitsWriter,
     ProfileHDF5Writer,
     Row,
     RowWriter,
     TableWriter,
-    TrackWriter,
-    check_track_args,
     tsv_path,
 )
 from bigbird_dna.model.export import Export

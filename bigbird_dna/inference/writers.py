@@ -10,19 +10,8 @@ a time, and is a context manager that completes its file only when the scan ende
   output, with the probability times 1000 (rounded) as the score. With ``merge``, windows that
   overlap or touch are joined into one interval with their maximum score, on the strand of its
   windows when they all agree, else ``.``.
-- :class:`TrackWriter`: one output column as a bedGraph or bigWig track.
-
-**Track bins.** A track holds one value per base, so overlapping windows cannot each cover their
-whole span. Each window's score is written over its own bin: with ``stride >= window`` (windows do
-not overlap) the window itself, ``[start, end)``; with ``stride < window`` the ``stride``-wide bin
-centred on the window, ``[centre - stride // 2, centre - stride // 2 + stride)`` with
-``centre = (start + end) // 2``. A bin is clipped to its window and to the end of the previous bin
-of its record (the end-aligned tail window, a record shorter than the window), and dropped when that
-leaves it empty. Bases before the first bin and after the last one (half a window minus half a
-stride at each record end) have no value. **bedGraph**: a ``track type=bedGraph`` line with
-predict's settings, then ``record start end score``, sorted by record name then start,
-non-overlapping; scores as in the TSV. **bigWig**: the same bins, written with pyBigWig (the optional
-extra ``[tracks]``), with the record lengths of the FASTA records seen as the chromosome sizes.
+- :class:`~bigbird_dna.inference.tracks.TrackWriter` (in :mod:`bigbird_dna.inference.tracks`): one
+  output column as a bedGraph or bigWig track.
 
 Coordinates are 0-based, half-open everywhere.
 """
@@ -31,7 +20,6 @@ from __future__ import annotations
 
 import gzip
 import os
-from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable
@@ -39,11 +27,9 @@ from typing import IO, Callable
 import numpy as np
 import torch
 
-from bigbird_dna.errors import InputError, require_extra
 from bigbird_dna.inference.request import settings_comment
 from bigbird_dna.inference.windows import ScanWindow
 
-TRACK_SUFFIX = {"bedgraph": ".bedGraph", "bigwig": ".bw"}
 ROW_FIELDS = ("record", "start", "end", "strand", "n_fraction")
 _BLOCK = 1024
 
@@ -194,85 +180,3 @@ class BedHitsWriter(RowWriter):
 
     def close(self) -> None:
         self._out.close()
-
-
-def check_track_args(fmt: str, combine: str, strands: tuple[str, ...]) -> None:
-    """Refuse a track of per-strand rows (two values per bin), and load pyBigWig early for bigwig
-    (a missing extra is an :class:`InputError` before anything is scored)."""
-    if fmt not in TRACK_SUFFIX:
-        return
-    if combine == "per-strand" and len(strands) == 2:
-        raise InputError(f"--format {fmt} writes one value per base; --combine per-strand gives two rows per "
-                         "window. Use --combine mean or max, or one of --strands + / -.")
-    if fmt == "bigwig":
-        require_extra("pyBigWig", "tracks", "--format bigwig (a bigWig track)")
-
-
-class TrackBins:
-    """Per-record bins of scored windows (see the module docstring), kept as compact arrays."""
-
-    def __init__(self, window: int, stride: int):
-        self.window, self.stride = window, stride
-        self.bins: dict[str, tuple[array, array, array]] = {}
-        self.sizes: dict[str, int] = {}
-
-    def add(self, record: str, start: int, end: int, score: float) -> None:
-        starts, ends, values = self.bins.setdefault(record, (array("q"), array("q"), array("d")))
-        self.sizes[record] = max(self.sizes.get(record, 0), end)
-        if self.stride < self.window:
-            low = (start + end) // 2 - self.stride // 2
-            high = low + self.stride
-        else:
-            low, high = start, end
-        low, high = max(low, start, ends[-1] if ends else 0), min(high, end)
-        if high > low:
-            starts.append(low)
-            ends.append(high)
-            values.append(score)
-
-    def rows(self):
-        """``(record, start, end, score)`` sorted by record name, then start."""
-        for record in sorted(self.bins):
-            starts, ends, values = self.bins[record]
-            for row in zip(starts, ends, values):
-                yield (record, *row)
-
-
-class TrackWriter(RowWriter):
-    """Column ``column`` of the rows as a bedGraph or bigWig track at ``path``, written at the end;
-    scores rounded to ``decimals`` as in the TSV. A bedGraph's track is called ``name`` (give the
-    final file name when ``path`` is a temporary file)."""
-
-    def __init__(self, path: Path, fmt: str, window: int, stride: int, column: int, decimals: int,
-                 description: str, name: str):
-        self.path, self.fmt, self.column, self.decimals = path, fmt, column, decimals
-        self.description, self.name = description, name
-        self.bins = TrackBins(window, stride)
-
-    def add(self, row: Row) -> None:
-        self.bins.add(row.record, row.start, row.end, round(float(row.scores[self.column]), self.decimals))
-
-    def finish(self) -> None:
-        write_track(self.path, self.fmt, self.bins, self.description, self.name)
-
-
-def write_track(path: Path, fmt: str, bins: TrackBins, description: str, name: str | None = None) -> None:
-    """``bins`` as a bedGraph or bigWig file at ``path``; a bedGraph's track is called ``name``
-    (default: the file's name; give the final one when ``path`` is a temporary file)."""
-    if fmt == "bedgraph":
-        with open(path, "w") as out:
-            out.write(f'track type=bedGraph name="{name or Path(path).name}" description="{description}"\n')
-            for record, start, end, score in bins.rows():
-                out.write(f"{record}\t{start}\t{end}\t{score:.6f}\n")
-        return
-    pyBigWig = require_extra("pyBigWig", "tracks", "--format bigwig (a bigWig track)")
-    track = pyBigWig.open(str(path), "w")
-    try:
-        records = sorted(bins.bins)
-        track.addHeader([(record, bins.sizes[record]) for record in records])
-        for record in records:
-            starts, ends, values = bins.bins[record]
-            if len(starts):
-                track.addEntries([record] * len(starts), list(starts), ends=list(ends), values=list(values))
-    finally:
-        track.close()

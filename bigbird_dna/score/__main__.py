@@ -25,7 +25,6 @@ error line, exit status 2.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from pathlib import Path
 
@@ -78,7 +77,7 @@ def main(argv: list[str] | None = None) -> Path:
     from bigbird_dna.genome import open_genome
     from bigbird_dna.genome.bed import read_bed
     from bigbird_dna.genome.regions import check_region, merge_regions, parse_region, tile_region
-    from bigbird_dna.inference.writers import TrackBins, write_track
+    from bigbird_dna.inference.tracks import TrackFile
     from bigbird_dna.pretrained import BigBirdDNA
     from bigbird_dna.runtime.atomic import atomic_paths
     from bigbird_dna.runtime.heartbeat import Heartbeat
@@ -99,23 +98,17 @@ def main(argv: list[str] | None = None) -> Path:
     if not 8 <= window:
         raise InputError(f"--window must be at least 8 bp, got {window}.")
     tiles = [tile for region in merge_regions(regions) for tile in tile_region(region, lengths[region.record], window)]
-    bins = TrackBins(window=1, stride=1)  # one value per base: each bin is the base itself
-    with Heartbeat("scoring windows", len(tiles), "window") as beat:
-        for tile in beat.track(tiles):
-            seq = genome.fetch(tile.record, tile.start, tile.end)
-            scores = model.score(seq, strands=args.strands, batch_size=args.batch_size, progress=False).per_base[0]
-            for base in range(tile.own_start, tile.own_end):
-                value = scores[base - tile.start].item()
-                if not math.isnan(value):
-                    bins.add(tile.record, base, base + 1, value)
-    for record in bins.bins:
-        bins.sizes[record] = lengths[record]  # bigWig chromosome sizes: the whole contigs
     description = (f"masked-marginal log p (nats) per base; model={args.model} window={window} "
                    f"strands={args.strands} version={__version__}")
-    with atomic_paths([args.out]) as (temporary,):
-        write_track(temporary, fmt, bins, description, name=Path(args.out).name)
-    scored = sum(len(starts) for starts, _, _ in bins.bins.values())
-    print(f"wrote {args.out}: {scored} bases scored in {len(tiles)} windows of {window} bp", file=sys.stderr)
+    sizes = {record: lengths[record] for record in sorted(lengths)}  # bigWig chromosome sizes: whole contigs
+    with atomic_paths([args.out]) as (temporary,), \
+            TrackFile(temporary, fmt, sizes, description, name=Path(args.out).name) as track, \
+            Heartbeat("scoring windows", len(tiles), "window") as beat:
+        for tile in beat.track(tiles):  # in contig-name then start order, as the track needs
+            seq = genome.fetch(tile.record, tile.start, tile.end)
+            scores = model.score(seq, strands=args.strands, batch_size=args.batch_size, progress=False).per_base[0]
+            track.add_bases(tile.record, tile.own_start, scores[tile.own_start - tile.start:tile.own_end - tile.start])
+    print(f"wrote {args.out}: {track.intervals} bases scored in {len(tiles)} windows of {window} bp", file=sys.stderr)
     return Path(args.out)
 
 

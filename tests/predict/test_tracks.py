@@ -8,8 +8,9 @@ import gzip
 import pytest
 import torch
 
+from bigbird_dna.inference.tracks import TrackBins
 from bigbird_dna.inference.windows import ScanWindow
-from bigbird_dna.inference.writers import BedHitsWriter, Row, TrackBins
+from bigbird_dna.inference.writers import BedHitsWriter, Row
 from bigbird_dna.predict import main
 from tests.conftest import run_cli
 from tests.promoter.conftest import TINY_MODEL, lambda_seq, make_export, tiny_tokenizer, write_fasta  # noqa: F401
