@@ -34,8 +34,25 @@ from bigbird_dna.errors import InputError, require_extra
 from bigbird_dna.inference.writers import Row, RowWriter
 
 TRACK_SUFFIX = {"bedgraph": ".bedGraph", "bigwig": ".bw"}
+# A track file's format, by its name's suffix (lower case).
+SUFFIX_FORMATS = {".bedgraph": "bedgraph", ".bg": "bedgraph", ".bw": "bigwig", ".bigwig": "bigwig"}
 # Intervals buffered before a bigWig write.
 _FLUSH = 65536
+
+
+def track_format(path: str | os.PathLike, option: str = "--out") -> str:
+    """``"bedgraph"`` or ``"bigwig"`` by the suffix of ``path``; for bigWig, pyBigWig is loaded
+    now, so that a missing extra is refused before anything is computed.
+
+    Raises:
+        InputError: another suffix, or bigWig without the ``tracks`` extra.
+    """
+    fmt = SUFFIX_FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise InputError(f"{option} {path}: end the name in .bedGraph (or .bg) or .bw (or .bigWig).")
+    if fmt == "bigwig":
+        require_extra("pyBigWig", "tracks", f"{option} .bw (a bigWig track)")
+    return fmt
 
 
 class TrackFile:

@@ -28,12 +28,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from bigbird_dna.errors import InputError, exit_on_input_error, require_extra
+from bigbird_dna.errors import InputError, exit_on_input_error
 from bigbird_dna.runtime.cli_args import add_device_arguments, parser_from_doc, run_inference_cli
 from bigbird_dna.runtime.malloc import keep_freed_memory
 from bigbird_dna.version import __version__
-
-FORMATS = {".bedgraph": "bedgraph", ".bg": "bedgraph", ".bw": "bigwig", ".bigwig": "bigwig"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,9 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _check_args(args: argparse.Namespace) -> str:
     """The output format; refuses missing inputs and sizes before anything is loaded."""
-    fmt = FORMATS.get(Path(args.out).suffix.lower())
-    if fmt is None:
-        raise InputError(f"--out {args.out}: end the name in .bedGraph (or .bg) or .bw (or .bigWig).")
+    from bigbird_dna.inference.tracks import track_format
+
+    fmt = track_format(args.out)
     if not args.region and not args.bed:
         raise InputError("no regions: give --region chr:start-end (1-based, inclusive) or --bed regions.bed.")
     for path in (args.genome, args.bed):
@@ -64,8 +62,6 @@ def _check_args(args: argparse.Namespace) -> str:
             raise InputError(f"input not found: {path}.")
     if args.batch_size < 1:
         raise InputError(f"--batch-size must be a positive integer, got {args.batch_size}.")
-    if fmt == "bigwig":
-        require_extra("pyBigWig", "tracks", "--out .bw (a bigWig track)")
     return fmt
 
 
