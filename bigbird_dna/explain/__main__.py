@@ -40,6 +40,7 @@ from pathlib import Path
 
 from bigbird_dna.errors import InputError, exit_on_input_error, require_extra
 from bigbird_dna.runtime.cli_args import add_device_arguments, parser_from_doc, run_inference_cli
+from bigbird_dna.runtime.malloc import keep_freed_memory
 from bigbird_dna.version import __version__
 
 METHODS = ("integrated_gradients", "gradient_x_input", "ism")
@@ -96,6 +97,7 @@ def check_args(args: argparse.Namespace) -> str | None:
 
 @exit_on_input_error
 def main(argv: list[str] | None = None) -> list[Path]:
+    keep_freed_memory()  # CPU inference: no page faults per batch (runtime/malloc.py), as in predict and score
     args = build_parser().parse_args(argv)
     fmt = check_args(args)
     from bigbird_dna.attribution.targets import resolve_target
@@ -153,3 +155,7 @@ def check_window(model, window: int, args: argparse.Namespace) -> None:
 def cli() -> None:
     """Console-script entry point ``bigbird-dna-explain``."""
     run_inference_cli(main)
+
+
+if __name__ == "__main__":
+    cli()
