@@ -7,8 +7,9 @@ Python block of the README and docs/.
 - **inference** commands (predict, embed, variants, score, tokenizer, data.annotation) run, in a
   folder holding the files they name: a small genome as ``genome.fa``, ``genome.fa.gz`` and
   ``hg19.fa.gz`` (lambda phage cut into ``chr1`` and ``chr2``), ``other.fa``, ``regions.bed``,
-  ``calls.vcf.gz``, ``genes.gff3.gz``, and untrained tiny exports at the paths the docs use
-  (``EXPORT``, ``run/export``, ``outputs/{mlm,promoter,chromatin}/runs/<date>/export``).
+  ``calls.vcf.gz``, ``genes.gff3.gz``, ``peaks.bed``, untrained tiny exports at the paths the docs
+  use (``EXPORT``, ``run/export``, ``outputs/{mlm,promoter,chromatin}/runs/<date>/export``), and
+  ``peaks_attr.h5``, the chromatin export's attributions of ``peaks.bed`` written by ``explain``.
 - **Python blocks** run in that folder with ``seqs`` (DNA strings) and the kernel example's
   ``q, k, v, T, mask`` defined.
 - Scripts a command names under the repository (``bash benchmarks/X.sh``, ``python X.py``) exist.
@@ -40,6 +41,8 @@ RUNS_IN_PROCESS = {  # module -> the module whose main(argv) it runs
     "bigbird_dna.score": "bigbird_dna.score.__main__",
     "bigbird_dna.tokenizer": "bigbird_dna.tokenizer.__main__",
     "bigbird_dna.data.annotation": "bigbird_dna.data.annotation.__main__",
+    "bigbird_dna.explain": "bigbird_dna.explain.__main__",
+    "bigbird_dna.motifs": "bigbird_dna.motifs.__main__",
 }
 PRELUDE = """
 import torch
@@ -154,11 +157,12 @@ def _vcf(chr1: str) -> str:
     return header + "".join(f"{c}\t{p}\tv{i}\t{r}\t{a}\t.\tPASS\t.\n" for i, (c, p, r, a) in enumerate(rows))
 
 
-def _export(out_dir: Path, task: str, max_positions: int, predict_window_bp: int, num_labels: int = 1) -> Path:
+def _export(out_dir: Path, task: str, max_positions: int, predict_window_bp: int, names: tuple[str, ...] = ()) -> Path:
     """An untrained one-layer export (one token per base) written as training writes one."""
     import torch
 
     from bigbird_dna.hf import write_hf_export
+    from bigbird_dna.model.outputs import SIGMOID, ModelOutput
     from bigbird_dna.tasks.classification import SequenceClassificationTask
     from bigbird_dna.tasks.mlm import MLMTask
     from bigbird_dna.tokenizer.fixed import char_tokenizer
@@ -172,8 +176,9 @@ def _export(out_dir: Path, task: str, max_positions: int, predict_window_bp: int
     if task == "mlm":
         module = MLMTask(model, {}, tokenizer_sha256=tokenizer.sha256)
     else:
-        module = SequenceClassificationTask(model, {}, num_labels=num_labels, head={"dropout": 0.0},
-                                            tokenizer_sha256=tokenizer.sha256)
+        output = ModelOutput(SIGMOID, names or (task,))
+        module = SequenceClassificationTask(model, {}, num_labels=len(output.names), head={"dropout": 0.0},
+                                            tokenizer_sha256=tokenizer.sha256, output=output)
         task_config["head"] = {"dropout": 0.0}
     return write_hf_export(out_dir, task, module.state_dict(), module.config.to_dict(), tokenizer, module.output,
                            task_config)
@@ -198,8 +203,14 @@ def doc_folder(tmp_path_factory) -> Path:
         link.parent.mkdir(parents=True)
         link.symlink_to(mlm, target_is_directory=True)
     _export(runs / "promoter" / "runs" / DATE / "export", "promoter", max_positions=8192, predict_window_bp=1000)
-    _export(runs / "chromatin" / "runs" / DATE / "export", "chromatin", max_positions=1024,
-            predict_window_bp=1000, num_labels=4)
+    chromatin = _export(runs / "chromatin" / "runs" / DATE / "export", "chromatin", max_positions=1024,
+                        predict_window_bp=1000, names=("CTCF", "DNase", "H3K4me3", "POLR2A"))
+    (folder / "peaks.bed").write_text("chr1\t2000\t2200\tp1\t0\t+\nchr1\t8000\t8200\tp2\t0\t-\n"
+                                      "chr2\t500\t700\tp3\t0\t+\n")
+    from bigbird_dna.explain.__main__ import main as explain
+
+    explain(["--model", str(chromatin), str(folder / "genome.fa"), "--bed", str(folder / "peaks.bed"), "--target",
+             "CTCF", "--method", "gradient_x_input", "--h5", str(folder / "peaks_attr.h5"), "--no-progress"])
     (folder / "sample_data").symlink_to(REPO / "sample_data", target_is_directory=True)
     return folder
 
