@@ -6,9 +6,10 @@ sequence), the result is float32 ``[L, 4]``: ``f(x with base i set to letter c) 
 target's logit or probability (:mod:`bigbird_dna.attribution.targets`). A base that is not
 A/C/G/T (N, IUPAC) gets all four letters.
 
-Every mutant is scored as ``predict`` scores a window (:func:`~bigbird_dna.inference.scan.score_windows`:
-the same tokenization, batching, strand averaging and, on a GPU, CUDA-graph replay), one sequence at
-a time, so that every batch holds windows of one length and no mutant is padded. With
+Every mutant is scored as ``predict`` scores a window, through
+:func:`~bigbird_dna.inference.scan.score_windows` (the same tokenization, batching, strand averaging
+and, on a GPU, CUDA-graph replay; in fp32, see :mod:`bigbird_dna.attribution`), one sequence at a
+time, so that every batch holds windows of one length and no mutant is padded. With
 ``strands="both"`` each mutant is the mean of its two strands, as ``predict(..., strands="both")``.
 Cost: ``3 (b - a) + 1`` windows per strand.
 """
