@@ -82,6 +82,9 @@ HEADLINES = {  # the file name up to its first "-": one figure
         **d["mean_val_auroc"]),
     "promoter_scan": lambda d: f"{d['gbp_per_min']} Gbp/min, both strands",
     "scan_pipeline": lambda d: f"up to {max(r['mbp_per_min'] for r in d['runs'])} Mbp/min",
+    "splice_annotation": lambda d: ", ".join(
+        f"{r['dinucleotides']['canonical_share']:.2%} {r['dinucleotides']['canonical']} of {r['sites']['after_dedup']} "
+        f"{task.removeprefix('splice_')}" for task, r in d["runs"].items()),
     "tokenizer": lambda d: f"{min(r['encode_mbps_cpu'] for r in d['single_thread']):.2f} Mbp/s on one core (slowest)",
     "torch_attention_paths": lambda d: f"dense path {d['runs'][0]['dense_speedup_forward']}x gather at density "
                                        f"{d['runs'][0]['density']}",

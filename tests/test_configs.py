@@ -46,9 +46,11 @@ def inputs(tmp_path) -> dict[str, str]:
     bins = tmp_path / "bins.tsv"
     bins.write_text("".join(f"{c}\t{s}\t{s + 200}\t{s % 3 == 0:d}\t1\n" for c in ("chr1", "chr10", "chr11")
                             for s in range(1000, 12000, 1000)))
-    gff = tmp_path / "genes.gff3"  # two genes per record, one on each strand (1-based, closed)
+    gff = tmp_path / "genes.gff3"  # two genes per record, one on each strand, two exons each (1-based, closed)
     gff.write_text("##gff-version 3\n" + "".join(
         f"{c}\t.\tgene\t{s}\t{s + 1999}\t.\t{strand}\t.\tID={c}_{s}\n"
+        f"{c}\t.\texon\t{s}\t{s + 799}\t.\t{strand}\t.\tParent={c}_{s}\n"
+        f"{c}\t.\texon\t{s + 1200}\t{s + 1999}\t.\t{strand}\t.\tParent={c}_{s}\n"
         for c, length in (("chr1", 25000), ("chr10", 12000), ("chr11", len(seq) - 37000))
         for s, strand in ((3001, "+"), (length - 4000, "-"))))
     deepsea = tmp_path / "deepsea"
@@ -69,6 +71,8 @@ DATA_CASES = {
     "promoter_labelled": ("promoter", ["data.train={table}"]),
     "promoter_annotation": ("promoter", ["data.fasta={genome}", "data.gff={gff}", "data.val_records=[chr10]",
                                          "data.test_records=[chr11]", "data.min_tss_distance_bp=500"]),
+    "splice_annotation": ("promoter", ["data.fasta={genome}", "data.gff={gff}", "data.val_records=[chr10]",
+                                       "data.test_records=[chr11]", "data.task=splice_acceptors"]),
     "chromatin_intervals": ("chromatin", ["data.intervals={bins}", "data.fasta={genome}", "data.context_bp=1000",
                                           "data.val_records=[chr10]", "data.test_records=[chr11]", "task.num_labels=2",
                                           "task.groups=[[all,0,2]]"]),

@@ -7,9 +7,10 @@ Python block of the README and docs/.
 - **inference** commands (predict, embed, variants, score, tokenizer, data.annotation) run, in a
   folder holding the files they name: a small genome as ``genome.fa``, ``genome.fa.gz`` and
   ``hg19.fa.gz`` (lambda phage cut into ``chr1`` and ``chr2``), ``other.fa``, ``regions.bed``,
-  ``calls.vcf.gz``, ``genes.gff3.gz``, ``peaks.bed``, untrained tiny exports at the paths the docs
-  use (``EXPORT``, ``run/export``, ``outputs/{mlm,promoter,chromatin}/runs/<date>/export``), and
-  ``peaks_attr.h5``, the chromatin export's attributions of ``peaks.bed`` written by ``explain``.
+  ``calls.vcf.gz``, ``genes.gff3.gz`` (two-exon genes, GT...AG introns), ``peaks.bed``, untrained
+  tiny exports at the paths the docs use (``EXPORT``, ``run/export``,
+  ``outputs/{mlm,promoter,chromatin}/runs/<date>/export``), and ``peaks_attr.h5``, the chromatin
+  export's attributions of ``peaks.bed`` written by ``explain``.
 - **Python blocks** run in that folder with ``seqs`` (DNA strings) and the kernel example's
   ``q, k, v, T, mask`` defined.
 - Scripts a command names under the repository (``bash benchmarks/X.sh``, ``python X.py``) exist.
@@ -140,12 +141,23 @@ def _fasta(records: dict[str, str]) -> str:
                    for name, seq in records.items())
 
 
-def _gff3() -> str:
+def _intron(seq: str, start: int, end: int, strand: str) -> tuple[int, int]:
+    """A GT...AG intron ``[a, b)`` (0-based, half-open) in the middle half of the gene ``[start, end)``
+    of ``seq``, as the splice examples need: the first GT (CT on -) and the last AG (AC on -) there."""
+    first, last = ("GT", "AG") if strand == "+" else ("CT", "AC")
+    a = seq.index(first, start + (end - start) // 4)
+    return a, seq.rindex(last, a + 2, end - (end - start) // 4) + 2
+
+
+def _gff3(genome: dict[str, str]) -> str:
+    """Two-exon genes (1-based, closed), each intron GT...AG on its strand."""
     lines = ["##gff-version 3"]
     for i, (record, start, end, strand) in enumerate(GENES):
+        a, b = _intron(genome[record], start - 1, end, strand)
         lines += [f"{record}\tdocs\tgene\t{start}\t{end}\t.\t{strand}\t.\tID=g{i}",
                   f"{record}\tdocs\tmRNA\t{start}\t{end}\t.\t{strand}\t.\tID=t{i};Parent=g{i}",
-                  f"{record}\tdocs\texon\t{start}\t{end}\t.\t{strand}\t.\tID=e{i};Parent=t{i}"]
+                  f"{record}\tdocs\texon\t{start}\t{a}\t.\t{strand}\t.\tID=e{i}a;Parent=t{i}",
+                  f"{record}\tdocs\texon\t{b + 1}\t{end}\t.\t{strand}\t.\tID=e{i}b;Parent=t{i}"]
     return "\n".join(lines) + "\n"
 
 
@@ -193,7 +205,7 @@ def doc_folder(tmp_path_factory) -> Path:
     (folder / "genome.fa").write_text(_fasta(genome))
     (folder / "other.fa").write_text(_fasta({"contig_x": phage[42000:]}))
     for name, text in [("genome.fa.gz", _fasta(genome)), ("hg19.fa.gz", _fasta(genome)),
-                       ("genes.gff3.gz", _gff3()), ("calls.vcf.gz", _vcf(genome["chr1"]))]:
+                       ("genes.gff3.gz", _gff3(genome)), ("calls.vcf.gz", _vcf(genome["chr1"]))]:
         with gzip.open(folder / name, "wt") as handle:
             handle.write(text)
     (folder / "regions.bed").write_text("chr1\t1000\t1200\tr1\nchr1\t5000\t5300\tr2\nchr2\t3000\t3100\tr3\n")

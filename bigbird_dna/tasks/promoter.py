@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bigbird_dna.data.annotation.datamodule import AnnotatedPromoterData
+from bigbird_dna.data.annotation.datamodule import AnnotatedTaskData
 from bigbird_dna.data.promoter.datamodule import EpdnewPromoterData, LabelledPromoterData
 from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.summary import baseline_rows
@@ -41,7 +41,7 @@ class PromoterTask(SequenceClassificationTask):
 
     task_name = "promoter"
     format_summary = staticmethod(format_summary)
-    data_class = (EpdnewPromoterData, LabelledPromoterData, AnnotatedPromoterData)
+    data_class = (EpdnewPromoterData, LabelledPromoterData, AnnotatedTaskData)
 
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], num_labels: int = 1, **kwargs: Any):
         if num_labels != 1:

@@ -24,11 +24,14 @@ MOVED_MODULES: dict[str, str] = {
     **{f"bigbird_dna.runtime.{name}": f"bigbird_dna.training.{name}" for name in _TRAINING},
     "bigbird_dna.tasks.compiled_layers": "bigbird_dna.training.compiled_layers",
 }
-# _target_ values of classes that moved to another module, one by one: old -> new. The MLM and
-# class-file modules of data/ went into folders of their own.
+# _target_ values of classes that moved or were renamed, one by one: old -> new. The MLM and
+# class-file modules of data/ went into folders of their own; the annotated promoter DataModule
+# builds the splice tasks too, under a name that says so.
 MOVED_TARGETS: dict[str, str] = {
     "bigbird_dna.data.mlm.GenomeMLMDataModule": "bigbird_dna.data.mlm.datamodule.GenomeMLMDataModule",
     "bigbird_dna.data.sequence_classes.SequenceClassData": "bigbird_dna.data.classes.datamodule.SequenceClassData",
+    "bigbird_dna.data.annotation.datamodule.AnnotatedPromoterData":
+        "bigbird_dna.data.annotation.datamodule.AnnotatedTaskData",
 }
 
 

@@ -6,8 +6,8 @@ import json
 
 from hydra.utils import instantiate
 
-from bigbird_dna.data.annotation.build import build_promoter_task_from_files
-from bigbird_dna.data.annotation.datamodule import AnnotatedPromoterData, settings_from_config
+from bigbird_dna.data.annotation.build import build_task_from_files
+from bigbird_dna.data.annotation.datamodule import AnnotatedTaskData, settings_from_config
 from bigbird_dna.data.promoter.files import read_table
 from bigbird_dna.genome import open_genome
 from bigbird_dna.tasks.promoter import PromoterTask
@@ -25,7 +25,7 @@ def test_config_builds_the_datamodule_and_writes_the_task(annotated, tmp_path):
     run_dir = tmp_path / "run"
     cfg = compose(_overrides(annotated, "gtf_gz"), run_dir)
     datamodule = instantiate(cfg.data, seed=5, run_dir=str(run_dir), is_main_process=True)
-    assert isinstance(datamodule, AnnotatedPromoterData) and isinstance(datamodule, PromoterTask.data_class)
+    assert isinstance(datamodule, AnnotatedTaskData) and isinstance(datamodule, PromoterTask.data_class)
     manifest = json.loads((run_dir / "split_manifest.json").read_text())
     assert manifest["samples"] == datamodule.counts and manifest["seed"] == 5
     assert manifest["splits"]["val"]["regions"][0] == {"record": "chrA", "start": 16000, "end": 18000}
@@ -36,7 +36,7 @@ def test_config_builds_the_datamodule_and_writes_the_task(annotated, tmp_path):
     assert (train.labels == datamodule.datasets["train"].labels).all()
     # the same windows as the CLI's builder, from the same files, settings and seed
     settings = settings_from_config(dict(cfg.data))
-    task, _ = build_promoter_task_from_files(open_genome(annotated["fasta"]), annotated["gtf_gz"], settings, 5)
+    task, _ = build_task_from_files(open_genome(annotated["fasta"]), annotated["gtf_gz"], "promoters", settings, 5)
     assert [s.sequence for s in task.samples["val"]] == datamodule.datasets["val"].seqs
     assert sum(len(s) for s in datamodule.training_text(2000)) == 2000
 

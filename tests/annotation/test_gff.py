@@ -56,7 +56,7 @@ def _broken(tmp_path, old: str, new: str):
 
 
 @pytest.mark.parametrize("old,new,expected", [
-    ("chrB\ttest\tgene\t1001", "chrZ\ttest\tgene\t1001", ["'chrZ' is not a record", "chrA, chrB"]),
+    ("chrB\ttest\tgene\t1001", "chrZ\ttest\tgene\t1001", ["seqid 'chrZ' is not in the genome FASTA", "chrA, chrB"]),
     ("gene\t18501\t19500", "gene\t18501\t20001", ["ends past the end of chrA", "20,000 bp"]),
     ("mRNA\t18501\t19500\t.\t+", "mRNA\t18501\t19500\t.\t.", ["strand '.'", "tA5"]),
     ("mRNA\t18501\t19500\t.\t+", "mRNA\t18501\t19500\t.\t?", ["strand '?'"]),

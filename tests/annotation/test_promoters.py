@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bigbird_dna.data.annotation.gff import read_annotation
-from bigbird_dna.data.annotation.negatives import TssIndex
+from bigbird_dna.data.annotation.negatives import SiteIndex
 from bigbird_dna.data.annotation.promoters import PromoterSettings, build_promoter_task
 from bigbird_dna.data.annotation.split import drop_cross_split_overlaps, overlaps_other_split
 from bigbird_dna.errors import InputError
@@ -60,7 +60,7 @@ def test_gff3_and_gtf_give_the_same_task(annotated):
 
 def test_negatives_keep_their_distance_from_every_tss(annotated):
     task, annotation = build(annotated)
-    index = TssIndex((t.record, t.tss) for t in annotation.transcripts)
+    index = SiteIndex((t.record, t.tss) for t in annotation.transcripts)
     background = [s for s in all_samples(task) if s.kind == "background"]
     assert background
     for s in background:
@@ -74,7 +74,7 @@ def test_negatives_keep_their_distance_from_every_tss(annotated):
 
 def test_gene_body_negatives_lie_inside_a_transcript_on_its_strand(annotated):
     task, annotation = build(annotated)
-    index = TssIndex((t.record, t.tss) for t in annotation.transcripts)
+    index = SiteIndex((t.record, t.tss) for t in annotation.transcripts)
     gene_body = [s for s in all_samples(task) if s.kind == "gene_body"]
     assert gene_body
     seqs = genome_sequences()

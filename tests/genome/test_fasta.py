@@ -95,6 +95,19 @@ def test_bgzip_is_read_in_place_across_blocks(tmp_path, write_fasta, lambda_seq,
     assert_reads_match(packed, records)  # whole-record fetches span the 64 KiB block ends
 
 
+def test_bgzip_reads_starting_on_a_full_block_boundary(tmp_path, write_fasta, lambda_seq, cache_dir):
+    """Biopython (like NCBI) fills BGZF blocks to 64 KiB: a read whose first base is a block's first
+    byte made pyfaidx 0.9 seek to offset 65536 of the block before and raise."""
+    seq = lambda_seq * 2
+    plain = write_fasta("two.fa", {"two": seq})
+    packed = tmp_path / "two.fa.gz"
+    with bgzf.BgzfWriter(str(packed), "wb") as handle:
+        handle.write(plain.read_bytes())
+    genome = open_genome(packed)
+    for start in range(64000, 65000):  # the base at uncompressed byte 65536 lies here for any line width >= 60
+        assert genome.fetch("two", start, start + 10) == seq[start:start + 10].upper(), start
+
+
 def test_ambiguous_fraction_counts_n_and_iupac_in_any_case():
     assert ambiguous_fraction("ACGTacgt") == 0.0
     assert ambiguous_fraction("ACGTN") == pytest.approx(0.2)

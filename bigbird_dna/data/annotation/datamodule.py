@@ -1,4 +1,5 @@
-"""The promoter task of an annotated genome, built on the fly for training (``data=promoter_annotation``).
+"""An annotation task built on the fly for training: ``data=promoter_annotation`` (promoters) and
+``data=splice_annotation`` (``data.task=splice_donors`` or ``splice_acceptors``).
 
 ``python -m bigbird_dna.train task=promoter data=promoter_annotation data.fasta=GENOME data.gff=GFF``
 builds the same windows as ``python -m bigbird_dna.data.annotation GENOME GFF --task promoters``
@@ -17,9 +18,9 @@ import logging
 from pathlib import Path
 from typing import Any, Iterable
 
-from bigbird_dna.data.annotation.build import build_promoter_task_from_files
+from bigbird_dna.data.annotation.build import annotation_task, build_task_from_files, task_settings
 from bigbird_dna.data.annotation.output import write_task
-from bigbird_dna.data.annotation.promoters import NEGATIVE_KINDS, PromoterSettings
+from bigbird_dna.data.annotation.samples import WindowSettings
 from bigbird_dna.data.labelled import LabelledDataModule, LabelledSequences
 from bigbird_dna.errors import InputError
 from bigbird_dna.genome import open_genome
@@ -30,44 +31,56 @@ from bigbird_dna.runtime.phases import phase
 log = logging.getLogger(__name__)
 
 
-def settings_from_config(data: dict[str, Any]) -> PromoterSettings:
-    """:class:`PromoterSettings` from the ``conf/data/promoter_annotation.yaml`` keys."""
-    negatives = dict(data.get("negatives") or {})
-    unknown = set(negatives) - set(NEGATIVE_KINDS)
-    if unknown:
-        raise InputError(f"data.negatives has unknown kind(s) {sorted(unknown)}; use {', '.join(NEGATIVE_KINDS)}.")
-    return PromoterSettings(
-        upstream_bp=int(data["upstream_bp"]), downstream_bp=int(data["downstream_bp"]),
-        negatives={kind: float(negatives.get(kind, 0)) for kind in NEGATIVE_KINDS},
-        min_tss_distance_bp=int(data["min_tss_distance_bp"]),
-        gene_body_tss_distance_bp=int(data.get("gene_body_tss_distance_bp", 500)),
-        max_n_fraction=float(data["max_n_fraction"]), holdout_fraction=float(data["holdout_fraction"]),
-        val_records=tuple(data.get("val_records") or ()), test_records=tuple(data.get("test_records") or ()))
+def task_name(data: dict[str, Any]) -> str:
+    """The task a data config builds: ``data.task``, else ``promoters`` (``promoter_annotation.yaml`` has no key)."""
+    return data.get("task") or "promoters"
 
 
-class AnnotatedPromoterData(LabelledDataModule):
-    """Promoter windows around the TSSs of a GFF3/GTF annotation, against named negatives.
+def settings_from_config(data: dict[str, Any]) -> WindowSettings:
+    """The settings of the task of ``data`` (:func:`task_name`) from the keys of its config
+    (``conf/data/promoter_annotation.yaml``, ``conf/data/splice_annotation.yaml``) that name its fields."""
+    name = task_name(data)
+    task = annotation_task(name)
+    values = {key: data[key] for key in task.setting_names() if key in data}
+    if "negatives" in values:
+        negatives = dict(values["negatives"] or {})
+        kinds = task.settings_class.NEGATIVE_KINDS
+        unknown = set(negatives) - set(kinds)
+        if unknown:
+            raise InputError(f"data.negatives has unknown kind(s) {sorted(unknown)}; use {', '.join(kinds)}.")
+        values["negatives"] = {kind: float(negatives.get(kind, 0)) for kind in kinds}
+    for key in ("val_records", "test_records"):
+        if key in values:
+            values[key] = tuple(values[key] or ())
+    return task_settings(name, values)
+
+
+class AnnotatedTaskData(LabelledDataModule):
+    """Windows around the sites (TSSs, splice donors or acceptors) of a GFF3/GTF annotation, against
+    named negatives; binary labels.
 
     Args:
         seed: run seed (batch order; the negatives too unless ``data.sample_seed`` is set).
         run_dir: where ``annotation/`` and ``split_manifest.json`` go.
         is_main_process: only the main process writes files.
-        **data: the settings of ``conf/data/promoter_annotation.yaml``.
+        **data: the settings of ``conf/data/promoter_annotation.yaml`` or ``splice_annotation.yaml``;
+            ``task`` names the task (``promoters`` when unset).
     """
 
     def __init__(self, seed: int, run_dir: str | Path, is_main_process: bool = True, **data: Any):
         unset = [key for key in ("fasta", "gff") if not data.get(key)]
         if unset:
-            raise InputError(f"data.{' and data.'.join(unset)} not set: data=promoter_annotation needs "
+            raise InputError(f"data.{' and data.'.join(unset)} not set: an annotation task needs "
                              "data.fasta=GENOME.fa and data.gff=ANNOTATION.gff3 (or .gtf).")
+        name = task_name(data)
         settings = settings_from_config(data)
         # The negatives' seed: the run seed, or data.sample_seed to keep one split across model seeds.
         sample_seed = seed if data.get("sample_seed") is None else int(data["sample_seed"])
         self.genome = open_genome(data["fasta"], data.get("cache_dir"))
         with phase("annotation") as timing:  # minutes on a large genome: a phase of the run's summary
-            task, manifest = build_promoter_task_from_files(self.genome, data["gff"], settings, sample_seed,
-                                                            lambda message: log.info(message))
-            timing.detail = f"promoter windows from {Path(data['gff']).name}: {manifest['counts']}"
+            task, manifest = build_task_from_files(self.genome, data["gff"], name, settings, sample_seed,
+                                                   lambda message: log.info(message))
+            timing.detail = f"{name} windows from {Path(data['gff']).name}: {manifest['counts']}"
         datasets = {split: LabelledSequences([s.sequence for s in task.samples[split]],
                                              [float(s.label) for s in task.samples[split]]) for split in SPLITS}
         super().__init__(datasets, data["batch_size"], data["num_workers"], seed, label_kind="binary",
@@ -75,12 +88,12 @@ class AnnotatedPromoterData(LabelledDataModule):
                          reverse_complement_prob=float(data.get("reverse_complement_prob", 0.0)))
         self.splits = task.regions
         self.counts = manifest["counts"]
-        log.info("annotated promoter windows per split and kind: %s", self.counts)
+        log.info("annotated %s windows per split and kind: %s", name, self.counts)
         if is_main_process:
             run_dir = Path(run_dir)
             write_task(run_dir / "annotation", task, manifest)
             write_split_manifest(run_dir / "split_manifest.json", task.regions, str(data["fasta"]), {
-                "gff": str(data["gff"]), "upstream_bp": settings.upstream_bp,
+                "task": name, "gff": str(data["gff"]), "upstream_bp": settings.upstream_bp,
                 "downstream_bp": settings.downstream_bp, "seed": seed, "sample_seed": sample_seed,
                 "samples": self.counts,
                 "negatives": dict(settings.negatives), "task_folder": str(run_dir / "annotation")})

@@ -1,14 +1,15 @@
-"""Negative windows for the promoter task, each kind named (the ``kind`` column of the output).
+"""Negative windows of the annotation tasks, each kind named (the ``kind`` column of the output).
 
-- ``background``: genomic windows with no TSS (either strand) within ``min_distance_bp`` of them,
-  read on a random strand;
+- ``background``: genomic windows with no site (a TSS, or a splice site of the task's kind; either
+  strand) within ``min_distance_bp`` of them, read on a random strand (promoter and splice tasks);
 - ``gene_body``: windows entirely inside a transcript, on its strand, with no TSS (either strand,
   its own included) within ``min_distance_bp``: so they lie downstream of their transcript's TSS;
 - ``shuffled``: dinucleotide shuffles of positives (:mod:`~bigbird_dna.data.annotation.shuffle`),
-  built in :mod:`~bigbird_dna.data.annotation.promoters`.
+  built in :mod:`~bigbird_dna.data.annotation.promoters`;
+- ``decoy``: GT/AG-matched windows for the splice tasks, :mod:`~bigbird_dna.data.annotation.decoys`.
 
 Windows are 0-based, half-open, forward-strand coordinates; a window "at least ``d`` from every
-TSS" has no TSS position in ``[start - d, end + d)``. Windows with more than ``max_n_fraction``
+site" has no site position in ``[start - d, end + d)``. Windows with more than ``max_n_fraction``
 ambiguous bases are rejected, as are repeats of a window already drawn. Sampling is by rejection
 with a bounded number of tries; a shortfall is reported in the stats, not raised.
 """
@@ -28,8 +29,9 @@ from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
 TRIES_PER_WINDOW = 200
 
 
-class TssIndex:
-    """Sorted TSS positions per record (both strands together), for distance queries."""
+class SiteIndex:
+    """Sorted site positions per record (TSS bases, splice cuts; both strands together), for distance
+    queries."""
 
     def __init__(self, sites: Iterable[tuple[str, int]]):
         by_record: dict[str, list[int]] = {}
@@ -38,7 +40,7 @@ class TssIndex:
         self._positions = {record: np.array(sorted(set(p)), dtype=np.int64) for record, p in by_record.items()}
 
     def is_far(self, record: str, start: int, end: int, distance: int) -> bool:
-        """No TSS of ``record`` in ``[start - distance, end + distance)``."""
+        """No site of ``record`` in ``[start - distance, end + distance)``."""
         positions = self._positions.get(record)
         if positions is None or not len(positions):
             return True
@@ -46,7 +48,7 @@ class TssIndex:
         return i == len(positions) or positions[i] >= end + distance
 
     def distance(self, record: str, start: int, end: int) -> int:
-        """Bases between ``[start, end)`` and its nearest TSS (0 when one lies inside; a huge number
+        """Bases between ``[start, end)`` and its nearest site (0 when one lies inside; a huge number
         when the record has none)."""
         positions = self._positions.get(record)
         if positions is None or not len(positions):
@@ -59,6 +61,20 @@ class TssIndex:
             best = min(best, int(start - positions[i - 1]))
         return best
 
+    def nearest(self, record: str, positions: np.ndarray) -> np.ndarray:
+        """``|p - s|`` to the nearest site ``s`` of ``record`` for each of ``positions`` (int64 ``[N]``;
+        a huge number when the record has none)."""
+        sites = self._positions.get(record)
+        out = np.full(len(positions), 1 << 62, dtype=np.int64)
+        if sites is None or not len(sites):
+            return out
+        i = np.searchsorted(sites, positions)
+        right = i < len(sites)
+        out[right] = sites[i[right]] - positions[right]
+        left = i > 0
+        out[left] = np.minimum(out[left], positions[left] - sites[i[left] - 1])
+        return out
+
 
 @dataclass
 class Draw:
@@ -67,7 +83,7 @@ class Draw:
     windows: list[Window] = field(default_factory=list)
     sequences: list[str] = field(default_factory=list)
     requested: int = 0
-    rejected: dict[str, int] = field(default_factory=lambda: {"near_tss": 0, "too_many_n": 0, "repeat": 0})
+    rejected: dict[str, int] = field(default_factory=lambda: {"near_site": 0, "too_many_n": 0, "repeat": 0})
 
     def stats(self) -> dict:
         found = len(self.windows)
@@ -76,7 +92,7 @@ class Draw:
 
 
 def _draw(genome: GenomeReader, candidates: Sequence[tuple[str, int, int, str | None]], count: int, window_bp: int,
-          tss: TssIndex, min_distance_bp: int, max_n_fraction: float, rng: np.random.Generator,
+          sites: SiteIndex, min_distance_bp: int, max_n_fraction: float, rng: np.random.Generator,
           name: str) -> Draw:
     """Windows inside ``candidates`` (record, lo, hi, strand or None for a random one), chosen with
     probability proportional to the window starts each offers."""
@@ -99,8 +115,8 @@ def _draw(genome: GenomeReader, candidates: Sequence[tuple[str, int, int, str | 
         if (record, start, strand) in taken:
             draw.rejected["repeat"] += 1
             continue
-        if not tss.is_far(record, start, end, min_distance_bp):
-            draw.rejected["near_tss"] += 1
+        if not sites.is_far(record, start, end, min_distance_bp):
+            draw.rejected["near_site"] += 1
             continue
         seq = genome.fetch(record, start, end)
         if ambiguous_fraction(seq) > max_n_fraction:
@@ -112,11 +128,11 @@ def _draw(genome: GenomeReader, candidates: Sequence[tuple[str, int, int, str | 
     return draw
 
 
-def sample_background(genome: GenomeReader, regions: Sequence[Region], count: int, window_bp: int, tss: TssIndex,
+def sample_background(genome: GenomeReader, regions: Sequence[Region], count: int, window_bp: int, sites: SiteIndex,
                       min_distance_bp: int, max_n_fraction: float, rng: np.random.Generator) -> Draw:
-    """``count`` windows inside ``regions`` (one split's), far from every TSS, on random strands."""
+    """``count`` windows inside ``regions`` (one split's), far from every site, on random strands."""
     candidates = [(r.record, r.start, r.end, None) for r in regions]
-    return _draw(genome, candidates, count, window_bp, tss, min_distance_bp, max_n_fraction, rng, "background")
+    return _draw(genome, candidates, count, window_bp, sites, min_distance_bp, max_n_fraction, rng, "background")
 
 
 def gene_body_candidates(transcripts: Iterable, regions: Sequence[Region],
@@ -137,9 +153,9 @@ def gene_body_candidates(transcripts: Iterable, regions: Sequence[Region],
 
 
 def sample_gene_body(genome: GenomeReader, transcripts: Iterable, regions: Sequence[Region], count: int, window_bp: int,
-                     tss: TssIndex, min_distance_bp: int, max_n_fraction: float,
+                     sites: SiteIndex, min_distance_bp: int, max_n_fraction: float,
                      rng: np.random.Generator) -> Draw:
     """``count`` windows inside transcripts (and ``regions``), on the transcript's strand, far from
     every TSS."""
     candidates = gene_body_candidates(transcripts, regions, min_distance_bp)
-    return _draw(genome, candidates, count, window_bp, tss, min_distance_bp, max_n_fraction, rng, "gene_body")
+    return _draw(genome, candidates, count, window_bp, sites, min_distance_bp, max_n_fraction, rng, "gene_body")

@@ -1,12 +1,15 @@
 """The task folder: ``{train,val,test}.tsv``, ``{train,val,test}.bed`` and ``manifest.json``.
 
 - ``SPLIT.tsv``: header ``sequence label record start end strand kind``; ``label`` is 0/1,
-  ``kind`` one of ``promoter``, ``background``, ``gene_body``, ``shuffled``; readable as it is by
+  ``kind`` the positives' (``promoter``, ``donor``, ``acceptor``) or a negative kind
+  (``background``, ``gene_body``, ``shuffled``, ``decoy``); readable as it is by
   :func:`bigbird_dna.data.promoter.files.read_table` (``data=promoter_labelled data.train=train.tsv``).
 - ``SPLIT.bed``: BED6 of the same windows in the same order (record, start, end, name = kind,
   score = label, strand), 0-based, half-open.
-- ``manifest.json``: inputs (paths, names, sizes), settings, seed, split regions, counts per split
-  and kind, TSS counts before and after deduplication, and what was dropped or fell short, and why.
+- ``manifest.json``: the task's name, inputs (paths, names, sizes), settings, seed, split regions,
+  counts per split and kind, and the task's report: sites (TSSs, splice sites) before and after
+  deduplication, what was dropped or fell short and why, and for splice tasks the dinucleotides
+  the positives carry.
 
 The folder is written through a staging folder renamed into place (:func:`atomic_directory`), so
 it appears complete or not at all.
@@ -19,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from bigbird_dna.data.annotation.promoters import PromoterTaskData
+from bigbird_dna.data.annotation.samples import TaskData
 from bigbird_dna.genome.splits import SPLITS
 from bigbird_dna.runtime.atomic import atomic_directory
 
@@ -32,28 +35,25 @@ def file_info(path: str | os.PathLike) -> dict[str, Any]:
     return {"path": str(path.resolve()), "name": path.name, "bytes": path.stat().st_size}
 
 
-def build_manifest(data: PromoterTaskData, inputs: dict[str, Any], settings: dict[str, Any],
+def build_manifest(task: str, data: TaskData, inputs: dict[str, Any], settings: dict[str, Any],
                    seed: int) -> dict[str, Any]:
-    """The manifest (see the module docstring) as a JSON-ready dict."""
+    """The manifest of task ``task`` (see the module docstring) as a JSON-ready dict."""
     report = data.report
     return {
-        "task": "promoters",
+        "task": task,
         "coordinates": "0-based, half-open (BED); start/end on the forward strand, sequence read on strand",
         "inputs": inputs,
         "settings": settings,
         "seed": seed,
         "counts": report["counts"],
         "totals": {split: len(data.samples[split]) for split in SPLITS},
-        "tss": report["tss"],
-        "dropped": report["dropped"],
-        "negatives": report["negatives"],
-        "effective_tss_distance_bp": report["effective_tss_distance_bp"],
+        **{key: value for key, value in report.items() if key != "counts"},
         "splits": {split: [{"record": r.record, "start": r.start, "end": r.end} for r in regions]
                    for split, regions in data.regions.items()},
     }
 
 
-def write_split_files(folder: Path, data: PromoterTaskData) -> None:
+def write_split_files(folder: Path, data: TaskData) -> None:
     """``SPLIT.tsv`` and ``SPLIT.bed`` for every split into ``folder`` (plain writes: the caller stages)."""
     for split in SPLITS:
         with open(folder / f"{split}.tsv", "w") as tsv, open(folder / f"{split}.bed", "w") as bed:
@@ -63,7 +63,7 @@ def write_split_files(folder: Path, data: PromoterTaskData) -> None:
                 bed.write(f"{s.record}\t{s.start}\t{s.end}\t{s.kind}\t{s.label}\t{s.strand}\n")
 
 
-def write_task(out: str | os.PathLike, data: PromoterTaskData, manifest: dict[str, Any]) -> Path:
+def write_task(out: str | os.PathLike, data: TaskData, manifest: dict[str, Any]) -> Path:
     """Write the task folder at ``out`` atomically (an existing folder there is replaced whole)."""
     with atomic_directory(out) as staging:
         write_split_files(staging, data)
