@@ -1,1 +1,2 @@
-"""``python -m bigbird_dna.explain``: attribution tracks, TF-MoDISco files and figures (:mod:`bigbird_dna.explain.__main__`)."""
+"""``python -m bigbird_dna.explain``: attribution tracks, TF-MoDISco files and figures
+(:mod:`bigbird_dna.explain.__main__`)."""
