@@ -53,8 +53,9 @@ def val_auroc(net: SequenceClassifier, ids: torch.Tensor, labels: torch.Tensor, 
 
 def train_classifier(config: EncoderConfig, train: tuple[list[str], list[int]], val: tuple[list[str], list[int]],
                      seconds: float, pooling: str = "mean_max", batch: int = 32, lr: float = 1e-3,
-                     eval_every: int = 50, seed: int = 0) -> dict:
-    """Train a one-label sigmoid classifier of ``config`` on ``train`` for ``seconds`` of wall time.
+                     eval_every: int = 50, seed: int = 0, max_steps: int | None = None) -> dict:
+    """Train a one-label sigmoid classifier of ``config`` on ``train`` for ``seconds`` of wall time
+    (or ``max_steps`` steps, whichever comes first).
 
     Every window has one length, so no row is padded (``attention_mask`` None). ``seconds`` counts
     training steps only (not the val passes). Returns the steps, training seconds, the val AUROC curve
@@ -70,7 +71,7 @@ def train_classifier(config: EncoderConfig, train: tuple[list[str], list[int]], 
     generator = torch.Generator().manual_seed(seed)
     net.train()
     curve, step, trained = [], 0, 0.0
-    while trained < seconds:
+    while trained < seconds and (max_steps is None or step < max_steps):
         started = time.perf_counter()
         rows = torch.randint(len(ids), (batch,), generator=generator)
         loss = net.output.kind.loss(net(ids[rows], None), labels[rows, None])
