@@ -128,8 +128,9 @@ def _model(model: dict[str, Any], parameters: int) -> str:
     stem = model.get("stem")
     stem_line = [] if not stem else [
         "", f"Stem: full convolutions of {stem['kernel']} tokens ({stem['channels']} channels, "
-        f"{stem['blocks']} residual blocks) before the attention layers, pooling {stem['pool']} input tokens into "
-        f"each of the {model.get('max_positions')} attention positions."]
+        f"{stem['blocks']} residual blocks) before the attention layers; each of the {model.get('max_positions')} "
+        f"attention positions but [CLS] and [SEP] reads {stem['pool']} input tokens, and the outputs come back "
+        "at every input token."]
     return "\n".join([
         "## Model", "",
         "| layers | hidden | heads | intermediate | parameters | max tokens | positions | conv kernel |",
