@@ -70,6 +70,10 @@ HEADLINES = {  # the file name up to its first "-": one figure
     "cpu_score": lambda d: f"{next(iter(d['runs'].values()))['ms_per_masked_row']} ms per masked row",
     "default_command": lambda d: f"val {d['val_bits_per_base']} bits/base",
     "finetune_cpu": lambda d: f"seed 0 test AUROC {d['finetune']['runs']['seed0']['test/auroc']:.3f}",
+    "hybrid_cpu": lambda d: "hybrid_tiny {:,} bp/s at 2040 bp, tiny {:,} bp/s at 510 bp".format(
+        d["runs"][2]["bases_per_s"], d["runs"][0]["bases_per_s"]),
+    "planted_motif": lambda d: ", ".join(f"{name} val AUROC {run['final_val_auroc']:.3f}"
+                                         for name, run in d["runs"].items()),
     "host_path": lambda d: f"{d['rows'][0]['fwd_bwd_us']:.0f} us host time per fwd+bwd at T={d['rows'][0]['seq']}",
     "host_profile": lambda d: f"{d['host_ms_per_step']:.3f} ms host time per step at T={d['seq']}",
     "markov_learnability": lambda d: "best val {} bits/base".format(

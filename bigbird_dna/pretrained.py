@@ -115,10 +115,11 @@ class BigBirdDNA:
     def __repr__(self) -> str:
         """One line a notebook shows: the task, the output, the shape, the context and where it runs."""
         c = self.config
+        stem = "" if c.stem is None else f", stem=(kernel {c.stem.kernel}, pool {c.stem.pool})"
         names = ", ".join(self.output.names[:4]) + (", ..." if self.output.num_outputs > 4 else "")
         head = f"{self.output.kind.name}[{names}]" if self.output.num_outputs else self.output.kind.name
         return (f"BigBirdDNA(task={self.task!r}, output={head}, layers={c.num_layers}, hidden={c.hidden_size}, "
-                f"heads={c.num_heads}, max_tokens={c.max_positions}, attention={c.attention.preset!r}, "
+                f"heads={c.num_heads}, max_tokens={c.max_input_tokens}{stem}, attention={c.attention.preset!r}, "
                 f"tokenizer={self.tokenizer.vocab_size} tokens, device={self.device}, precision={self.precision}, "
                 f"path={str(self.export.path)!r})")
 
@@ -141,15 +142,15 @@ class BigBirdDNA:
         """``(input_ids [B, T], attention_mask [B, T] bool)``: ``[CLS] tokens [SEP]``, right-padded.
 
         Raises:
-            InputError: a sequence needs more than the model's ``max_positions`` tokens.
+            InputError: a sequence needs more than the model's ``max_input_tokens`` tokens.
         """
-        ids, mask, truncated = encode_with_specials(self.tokenizer, seqs, self.config.max_positions)
+        ids, mask, truncated = encode_with_specials(self.tokenizer, seqs, self.config.max_input_tokens)
         if truncated:
             seq = seqs[truncated[0]]
             tokens = len(self.tokenizer.encode(seq)) + 2
-            fit = bases_that_fit(len(seq), tokens, self.config.max_positions)
+            fit = bases_that_fit(len(seq), tokens, self.config.max_input_tokens)
             raise InputError(f"sequence {truncated[0]} ({len(seq)} bp) needs {tokens} tokens with [CLS] and [SEP], "
-                             f"more than the model's {self.config.max_positions}, which hold about {fit} bp of it; "
+                             f"more than the model's {self.config.max_input_tokens}, which hold about {fit} bp of it; "
                              f"cut it into windows of {fit} bp or less (the embed CLI: --window {fit}).")
         return ids, mask
 
@@ -248,7 +249,7 @@ class BigBirdDNA:
                    for batch in self._batches(seqs, batch_size, progress, "predicting")
                    for i, seq in enumerate(batch) for strand in chosen)
         scored = score_windows(self._predict_proba, self.tokenizer, windows, batch_size,
-                               self.config.max_positions, self.device, self.precision)
+                               self.config.max_input_tokens, self.device, self.precision)
         rows = [scores for _, _, _, scores in combine_strands(scored, chosen, "mean")]
         probs = torch.stack(rows) if rows else torch.empty(0, self.num_labels)
         return probs[:, 0] if self.num_labels == 1 else probs

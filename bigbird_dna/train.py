@@ -168,7 +168,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
                                  to_plain(cfg.task))
         task_config = {**to_plain(cfg.task), **module.export_config()}
         if task_config.get("predict_window_bp") is None:  # null, or a task without one (MLM)
-            task_config["predict_window_bp"] = training_window(datamodule, tokenizer, module.config.max_positions)
+            task_config["predict_window_bp"] = training_window(datamodule, tokenizer, module.config.max_input_tokens)
         export_dir = write_hf_export(run_dir / "export", cfg.task.name, weights, module.config.to_dict(), tokenizer,
                                      module.output,
                                      portable_tree(task_config, run_dir),

@@ -1,13 +1,15 @@
-"""Gradient attributions at the embedding block, spread back onto bases.
+"""Gradient attributions at the last per-token representation, spread back onto bases.
 
-Both methods work on the embedding block's output ``x_t`` (the token's vector plus, for absolute
-positions, its position's, layer-normalised: :meth:`~bigbird_dna.model.encoder.BigBirdEncoder.embed`),
-against a baseline ``b_t``, the same block's output for **the average base**: the mean token
-vector of the vocabulary's tokens spelled only with A, C, G and T (with one base per token, the mean
-of the four letters), put in place of every sequence token (``[CLS]`` and ``[SEP]`` keep theirs, so
-they get no attribution). Not at the raw token vectors and not from zero: the layer norm makes the
-model blind to a token vector's scale, so a path from zero would change nothing until its last
-steps, and a gradient times a raw vector would be zero for every token.
+Both methods work on ``x_t``, the encoder's last representation with one vector per input token
+before anything mixes positions (:attr:`~bigbird_dna.model.encoder.BigBirdEncoder.attribution_layer`):
+the embedding block's output (the token's vector plus, for absolute positions, its position's,
+layer-normalised), or with a convolutional stem the token vectors themselves. The baseline ``b_t``
+is the same representation of **the average base**: the mean token vector of the vocabulary's
+tokens spelled only with A, C, G and T (with one base per token, the mean of the four letters), put
+in place of every sequence token (``[CLS]`` and ``[SEP]`` keep theirs, so they get no
+attribution). Not raw token vectors before a layer norm and not zero: the norm makes the model
+blind to a token vector's scale, so a path from zero would change nothing until its last steps,
+and a gradient times a raw vector would be zero for every token.
 
 - ``gradient_x_input``: ``(x_t - b_t) . g_t`` with ``g_t`` the target's gradient at ``x``.
 - ``integrated_gradients``: ``(x_t - b_t) . g_t`` with ``g_t`` the gradient averaged along the
@@ -60,18 +62,18 @@ def average_base(module: torch.nn.Module, tokenizer: DNATokenizer) -> torch.Tens
 
 def block_outputs(module: torch.nn.Module, tokenizer: DNATokenizer,
                   input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(x, b)``, both ``[B, T, H]``: the embedding block's output for ``input_ids [B, T]``, and
+    """``(x, b)``, both ``[B, T, H]``: the attribution layer's output for ``input_ids [B, T]``, and
     the baseline's: every non-special token's vector replaced by :func:`average_base`."""
     encoder = module.encoder
     with torch.no_grad():
         vectors = encoder.token_embedding(input_ids)
         special = torch.isin(input_ids, torch.tensor(sorted(tokenizer.special_ids), device=input_ids.device))
         average = torch.where(special[..., None], vectors, average_base(module, tokenizer))
-        return encoder.embed(input_ids), encoder.embed(input_ids, average)
+        return encoder.attribution_vectors(input_ids), encoder.attribution_vectors(input_ids, average)
 
 
 def letter_outputs(module: torch.nn.Module, tokenizer: DNATokenizer, length: int) -> torch.Tensor | None:
-    """``[T, 4, H]``: the embedding block's output at each of ``length`` positions for the tokens
+    """``[T, 4, H]``: the attribution layer's output at each of ``length`` positions for the tokens
     ``A, C, G, T``; ``None`` unless each letter is a token of its own."""
     ids = [tokenizer.encode(letter) for letter in LETTERS]
     if not all(len(i) == 1 for i in ids):
@@ -79,17 +81,17 @@ def letter_outputs(module: torch.nn.Module, tokenizer: DNATokenizer, length: int
     encoder = module.encoder
     letters = torch.tensor([i[0] for i in ids], device=encoder.token_embedding.weight.device)[:, None]
     with torch.no_grad():
-        return encoder.embed(letters.expand(4, length)).transpose(0, 1)
+        return encoder.attribution_vectors(letters.expand(4, length)).transpose(0, 1)
 
 
 def from_block_output(module: torch.nn.Module, target: Target) -> Callable[[torch.Tensor], torch.Tensor]:
-    """``x [B, T, H] -> [B]``: the target's value with the embedding block's output replaced by
+    """``x [B, T, H] -> [B]``: the target's value with the attribution layer's output replaced by
     ``x`` (unpadded rows), with autograd."""
     value = target_function(module, target)
-    norm = module.encoder.embed_norm
+    layer = module.encoder.attribution_layer
 
     def run(x: torch.Tensor) -> torch.Tensor:
-        handle = norm.register_forward_hook(lambda _module, _inputs, _output: x)
+        handle = layer.register_forward_hook(lambda _module, _inputs, _output: x)
         try:
             return value(torch.zeros(x.shape[:2], dtype=torch.long, device=x.device))
         finally:

@@ -8,9 +8,10 @@ Examples::
 
 Methods (--method): integrated_gradients (default; the ``explain`` extra, captum), gradient_x_input,
 or ism (in-silico saturation mutagenesis: every base changed to each other letter, 3 forward passes
-per base, exact). Gradients are taken at the embedding block and shared by the bases each token
-spells. --target picks the output of a multi-output model (a class or label name, or a 0-based
-index); --output logit (default) or probability.
+per base, exact). Gradients are taken before positions mix (after the embedding block, or at a
+stem's input) and shared by the bases each token spells. --target picks the output of a
+multi-output model (a class or label name, or a 0-based index); --output logit (default) or
+probability.
 
 Regions: --region chr:start-end is 1-based and inclusive, as samtools (chr alone = the whole
 contig); --bed is 0-based and half-open, its column 6 (+ or -) the strand to read; with neither,

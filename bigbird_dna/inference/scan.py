@@ -155,7 +155,7 @@ class Scanner:
     def scored(self, windows: Iterable[ScanWindow], batch_size: int) -> Iterator[tuple[ScanWindow, torch.Tensor]]:
         """``(window, scores)`` of every window, in order (:func:`score_windows`)."""
         return score_windows(self.forward, self.export.tokenizer, windows, batch_size,
-                             self.model.config.max_positions, self.device, self.precision, self.workers)
+                             self.model.config.max_input_tokens, self.device, self.precision, self.workers)
 
 
 class ScanProgress:

@@ -32,6 +32,7 @@ from bigbird_dna.genome.bed import Region, read_stranded_bed
 from bigbird_dna.genome.intervals import centred_window, check_intervals, fetch_padded
 from bigbird_dna.genome.reader import CHUNK_BP, RecordChunk
 from bigbird_dna.genome.sequence import ambiguous_fraction, reverse_complement
+from bigbird_dna.model.config import EncoderConfig
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,11 @@ def model_window(export) -> int:
     """The window in bp a model reads by default (``predict``, ``embed``, ``variants``): the export's
     ``predict_window_bp`` (a classifier: its training sequences' length), else the window it was
     pretrained on (``metadata.training.data.window_bp``), else what its context holds at one base per
-    token."""
+    input token (:attr:`~bigbird_dna.model.config.EncoderConfig.max_input_tokens`, without ``[CLS]``
+    and ``[SEP]``)."""
     trained = ((export.metadata.get("training") or {}).get("data") or {}).get("window_bp")
-    window = export.task_config.get("predict_window_bp") or trained or export.model_config["max_positions"] - 2
+    window = (export.task_config.get("predict_window_bp") or trained
+              or EncoderConfig.input_tokens_of(export.model_config) - 2)
     return int(window)
 
 

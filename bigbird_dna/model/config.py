@@ -34,6 +34,36 @@ class AttentionConfig:
 
 
 POSITIONS = ("rope", "absolute")
+SPECIAL_TOKENS = 2  # [CLS] and [SEP] frame every row (bigbird_dna.tokenizer.specials)
+
+
+@dataclass
+class StemConfig:
+    """A convolutional stem of motif detectors in front of the BigBird layers (``model.stem``); see
+    :class:`~bigbird_dna.model.stem.HybridStem`.
+
+    Attributes:
+        kernel: width in input tokens (bases, with char tokens) of every stem convolution; odd, so a
+            convolution is centred on each token. 15-19 bp is a CNN's first-layer motif width.
+        channels: the stem's width (its convolutions mix all channels).
+        blocks: residual convolution blocks after the first convolution.
+        pool: input tokens per BigBird token: the stem max-pools groups of ``pool`` tokens, so the
+            BigBird layers read ``pool`` times more bases, and an upsampling path (U-Net style, with
+            a skip from the stem) gives the states back at every input token. 1: no downsampling.
+    """
+
+    kernel: int = 15
+    channels: int = 128
+    blocks: int = 1
+    pool: int = 1
+
+    def __post_init__(self) -> None:
+        if self.kernel < 1 or self.kernel % 2 == 0:
+            raise InputError(f"model.stem.kernel={self.kernel} must be an odd width, so each convolution is "
+                             "centred on its token.")
+        if self.channels < 1 or self.blocks < 0 or self.pool < 1:
+            raise InputError(f"model.stem: channels={self.channels} and pool={self.pool} must be at least 1, "
+                             f"blocks={self.blocks} at least 0.")
 
 
 @dataclass
@@ -48,6 +78,10 @@ class EncoderConfig:
     ``conv_kernel``: width of a depthwise convolution in every layer, before attention (0 = none,
     the paper's layer; configs without the key read as 0); see
     :class:`~bigbird_dna.model.encoder.LocalConvolution`.
+    ``stem``: a :class:`StemConfig` (a convolutional stem, optionally pooling) or ``None`` (no stem:
+    token embeddings feed the layers, as in every model saved before the key existed; such a config
+    also saves without the key). ``max_positions`` counts the tokens the BigBird layers read;
+    :attr:`max_input_tokens` the input tokens a row may have.
     """
 
     vocab_size: int
@@ -63,10 +97,16 @@ class EncoderConfig:
     position: str = "rope"
     conv_kernel: int = 0
     attention: AttentionConfig = field(default_factory=AttentionConfig)
+    stem: StemConfig | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.attention, dict):
             self.attention = AttentionConfig(**self.attention)
+        if isinstance(self.stem, dict):
+            known = {f.name for f in fields(StemConfig)}
+            if unknown := set(self.stem) - known:
+                raise InputError(f"unknown model.stem settings {sorted(unknown)}; known: {sorted(known)}.")
+            self.stem = StemConfig(**self.stem)
         if self.conv_kernel < 0 or (self.conv_kernel and self.conv_kernel % 2 == 0):
             raise InputError(f"model.conv_kernel={self.conv_kernel} must be 0 (off) or an odd width, "
                              "so the convolution is centred on each token.")
@@ -87,8 +127,30 @@ class EncoderConfig:
     def head_dim(self) -> int:
         return self.hidden_size // self.num_heads
 
+    @property
+    def pool(self) -> int:
+        """Input tokens per BigBird token: the stem's ``pool``, 1 without a stem."""
+        return 1 if self.stem is None else self.stem.pool
+
+    @property
+    def max_input_tokens(self) -> int:
+        """The most input tokens a row may have, ``[CLS]`` and ``[SEP]`` included: ``max_positions``
+        BigBird tokens, of which all but ``[CLS]`` and ``[SEP]`` hold ``pool`` input tokens each.
+        Every tokenizer call of a model (training collators, ``predict``, ``BigBirdDNA``) uses it."""
+        return input_tokens(self.max_positions, self.pool)
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain types; without ``stem`` when there is none, as every model before the stem saved."""
+        values = asdict(self)
+        if self.stem is None:
+            del values["stem"]
+        return values
+
+    @staticmethod
+    def input_tokens_of(values: dict[str, Any]) -> int:
+        """:attr:`max_input_tokens` of a config dict, even a partial one (0 without ``max_positions``)."""
+        max_positions = values.get("max_positions") or 0
+        return input_tokens(max_positions, (values.get("stem") or {}).get("pool", 1)) if max_positions else 0
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> "EncoderConfig":
@@ -98,3 +160,9 @@ class EncoderConfig:
             raise InputError(f"unknown model settings {sorted(unknown)}; known: {sorted(known)}.")
         # Models saved before ``position`` existed used learned absolute positions.
         return cls(**{"position": "absolute", **values})
+
+
+def input_tokens(max_positions: int, pool: int) -> int:
+    """Input tokens (``[CLS]`` and ``[SEP]`` included) that ``max_positions`` BigBird tokens read
+    when each one but ``[CLS]`` and ``[SEP]`` pools ``pool`` of them: the one bases/tokens rule."""
+    return (max_positions - SPECIAL_TOKENS) * pool + SPECIAL_TOKENS

@@ -11,6 +11,12 @@ the host, before a batch moves to the GPU, where checking the mask would cost a 
 
 Attention goes through one function, :func:`bigbird_dna.attention.block_sparse_attention`, so the
 Triton kernel and the PyTorch backend are interchangeable (``model.attention.backend``).
+
+With ``model.stem`` (the hybrid encoder), a convolutional stem of motif detectors
+(:class:`~bigbird_dna.model.stem.HybridStem`) turns the token embeddings into the layers' input,
+pooling ``model.stem.pool`` input tokens into each BigBird token, and brings the layers' states back
+to every input token: inputs and outputs keep the shapes above, and ``T`` may reach
+``config.max_input_tokens``.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.layout_registry import LayoutRegistry
 from bigbird_dna.model.rotary import RotaryEmbedding
+from bigbird_dna.model.stem import HybridStem
 
 
 class BlockSparseSelfAttention(nn.Module):
@@ -134,7 +141,8 @@ class EncoderLayer(nn.Module):
 
 
 class BigBirdEncoder(nn.Module):
-    """Embeddings plus ``num_layers`` block-sparse Transformer layers.
+    """Embeddings (through the convolutional stem, with ``config.stem``) plus ``num_layers``
+    block-sparse Transformer layers.
 
     The layouts each layer used are kept in ``self.layouts`` (a :class:`LayoutRegistry`) and are
     saved with the model's state_dict (``get_extra_state``), so a reloaded model attends over the
@@ -147,6 +155,7 @@ class BigBirdEncoder(nn.Module):
         self.config = config
         self.layouts = LayoutRegistry(config.attention, config.num_heads)
         self.token_embedding = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_id)
+        self.stem = HybridStem(config) if config.stem is not None else None
         # RoPE (in every attention layer) or the paper's learned absolute positions, added here.
         self.position_embedding = None
         if config.position == "absolute":
@@ -171,17 +180,24 @@ class BigBirdEncoder(nn.Module):
         if isinstance(module, nn.Embedding) and module.padding_idx is not None:
             nn.init.zeros_(module.weight[module.padding_idx])
 
-    def embed(self, input_ids: torch.Tensor, token_vectors: torch.Tensor | None = None) -> torch.Tensor:
-        """The embedding block, ``[B, T, hidden]`` before dropout: the token vectors (the token
-        embedding of ``input_ids [B, T]``, or ``token_vectors [B, T, hidden]`` given in their place),
-        plus absolute positions (``model.position=absolute``), layer-normalised (``embed_norm``)."""
-        seq = input_ids.shape[1]
-        if seq > self.config.max_positions:
-            raise InputError(f"sequence of {seq} tokens is longer than model.max_positions="
-                             f"{self.config.max_positions}; shorten the window or raise max_positions.")
+    @property
+    def attribution_layer(self) -> nn.Module:
+        """The module whose output is the last representation with one vector per input token
+        before anything mixes positions, where attributions are taken
+        (:mod:`bigbird_dna.attribution.gradients`): with a stem the token embedding (the stem's
+        convolutions mix neighbouring bases), else the embedding norm (tokens plus positions)."""
+        return self.token_embedding if self.stem is not None else self.embed_norm
+
+    def attribution_vectors(self, input_ids: torch.Tensor, token_vectors: torch.Tensor | None = None) -> torch.Tensor:
+        """``[B, T, hidden]``: :attr:`attribution_layer`'s output for ``input_ids [B, T]``, with
+        ``token_vectors [B, T, hidden]`` in place of the token embedding's output when given."""
         x = self.token_embedding(input_ids) if token_vectors is None else token_vectors
+        return x if self.stem is not None else self._positions_and_norm(x)
+
+    def _positions_and_norm(self, x: torch.Tensor) -> torch.Tensor:
+        """``x [B, T, hidden]`` plus absolute positions (``model.position=absolute``), layer-normalised."""
         if self.position_embedding is not None:
-            x = x + self.position_embedding(torch.arange(seq, device=input_ids.device))
+            x = x + self.position_embedding(torch.arange(x.shape[1], device=x.device))
         return self.embed_norm(x)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
@@ -195,26 +211,39 @@ class BigBirdEncoder(nn.Module):
         ``rows``: int64 ``[R]`` token positions (0-based) whose final states are all the caller
         needs, e.g. ``[0]`` for a ``[CLS]`` classifier. The last layer then computes attention
         queries, feed-forward and norm for those tokens only and ``[B, R, hidden]`` comes back, equal
-        to ``forward(...)[:, rows]`` up to rounding. ETC layouts (prepended global tokens) compute
-        every token and slice.
+        to ``forward(...)[:, rows]`` up to rounding. ETC layouts (prepended global tokens) and a
+        pooling stem (whose upsampling path reads every token) compute every token and slice.
         """
-        x = self.dropout(self.embed(input_ids))
+        seq = input_ids.shape[1]
+        if seq > self.config.max_input_tokens:
+            pooled = f" ({self.config.pool} input tokens per position)" if self.config.pool > 1 else ""
+            raise InputError(f"sequence of {seq} tokens is longer than the model's {self.config.max_input_tokens} "
+                             f"(model.max_positions={self.config.max_positions}{pooled}); shorten the window or "
+                             "raise max_positions.")
+        x = self.token_embedding(input_ids)
+        input_mask, skip = attention_mask, None
+        if self.stem is not None:
+            x, attention_mask, skip = self.stem.down(x, attention_mask)
+        x = self.dropout(self._positions_and_norm(x))
         extra = 0 if self.global_tokens is None else self.global_tokens.shape[0]
         if extra:
             x = torch.cat([self.global_tokens.expand(x.shape[0], -1, -1), x], dim=1)
             if attention_mask is not None:
                 attention_mask = torch.cat([attention_mask.new_ones(x.shape[0], extra), attention_mask], dim=1)
         recompute = self.config.checkpoint_layers and self.training and torch.is_grad_enabled()
-        last_rows = rows if extra == 0 else None
+        last_rows = rows if extra == 0 and self.config.pool == 1 else None
         for i, layer in enumerate(self.layers):
             only = last_rows if i == len(self.layers) - 1 else None
             if recompute:
                 x = checkpoint(layer, x, attention_mask, only, use_reentrant=False)
             else:
                 x = layer(x, attention_mask, only)
-        if rows is not None and last_rows is None:
-            return self.final_norm(x[:, extra:][:, rows])
-        return self.final_norm(x if last_rows is not None else x[:, extra:])
+        if last_rows is not None:
+            return self.final_norm(x)
+        x = x[:, extra:]
+        if self.stem is not None:
+            x = self.stem.up(x, skip, input_mask)  # [B, T, hidden] at every input token
+        return self.final_norm(x if rows is None else x[:, rows])
 
     def compile_layers(self, **options) -> None:
         """``torch.compile`` each layer in place (``options``: ``torch.compile``'s, e.g. ``mode``).

@@ -35,6 +35,7 @@ from typing import Any
 import torch
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.model_card import render_card
 from bigbird_dna.model.outputs import ModelOutput, read_output
 from bigbird_dna.runtime.atomic import atomic_directory, disk_full_cause, follow_umask
@@ -98,7 +99,7 @@ def write_export(out_dir: str | os.PathLike, task: str, state_dict: dict[str, An
                 config["output"] = output.to_dict()
             (staging / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True))
             (staging / "tokenizer.json").write_text(hf_tokenizer_json(tokenizer))
-            files = {**hf_side_files(model_config.get("max_positions", 0)), **(extra_files or {}),
+            files = {**hf_side_files(EncoderConfig.input_tokens_of(model_config)), **(extra_files or {}),
                      "README.md": render_card(config, state_dict)}
             for name, text in files.items():
                 (staging / name).write_text(text)

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.outputs import read_output
 
 LICENSE_TODO = "license: other  # TODO: set the license of the weights and of the training data"
@@ -124,17 +125,24 @@ def _training(metadata: dict[str, Any], model: dict[str, Any]) -> str:
 def _model(model: dict[str, Any], parameters: int) -> str:
     attention = model.get("attention", {})
     params = ", ".join(f"{k}={v}" for k, v in sorted((attention.get("params") or {}).items())) or "none"
+    stem = model.get("stem")
+    stem_line = [] if not stem else [
+        "", f"Stem: full convolutions of {stem['kernel']} tokens ({stem['channels']} channels, "
+        f"{stem['blocks']} residual blocks) before the attention layers; each of the {model.get('max_positions')} "
+        f"attention positions but [CLS] and [SEP] reads {stem['pool']} input tokens, and the outputs come back "
+        "at every input token."]
     return "\n".join([
         "## Model", "",
         "| layers | hidden | heads | intermediate | parameters | max tokens | positions | conv kernel |",
         "|---|---|---|---|---|---|---|---|",
         f"| {model.get('num_layers')} | {model.get('hidden_size')} | {model.get('num_heads')} | "
-        f"{model.get('intermediate_size')} | {parameters:,} | {model.get('max_positions')} | "
+        f"{model.get('intermediate_size')} | {parameters:,} | {EncoderConfig.input_tokens_of(model) or None} | "
         f"{model.get('position', 'absolute')} | {model.get('conv_kernel', 0)} |", "",
         f"Attention: block-sparse, preset `{attention.get('preset')}`, block size {attention.get('block_size')} "
         f"tokens, {params} (window and random in blocks, global blocks per end), random-block seed "
         f"{attention.get('seed')}. The layouts the model trained on are stored in the weights file and "
         "reused on loading, so a reload attends over the same graph.",
+        *stem_line,
     ])
 
 

@@ -67,8 +67,9 @@ class ClassifierNetwork:
         :func:`~bigbird_dna.tokenizer.specials.padding_mask_or_none`).
 
         Outside training, a ``cls`` head reads position 0 only, so the last layer computes that
-        token alone (``BigBirdEncoder.forward``'s ``rows``): about a third less work for the tiny
-        model, the same logits up to rounding. Training runs the full pass.
+        token alone (``BigBirdEncoder.forward``'s ``rows``; a pooling stem still computes every
+        token): about a third less work for the tiny model, the same logits up to rounding.
+        Training runs the full pass.
         """
         if self.head.pool.pooling == "cls" and not self.head.training:
             cls_row = torch.zeros(1, dtype=torch.long, device=input_ids.device)

@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> Path:
     if model.output.kind is not MASKED_LM:
         raise InputError(f"{args.model} is a '{model.task}' model; a likelihood track needs an MLM export "
                          "(a pretraining run's export/).")
-    window = args.window or model.config.max_positions - 2
+    window = args.window or model.config.max_input_tokens - 2
     if not 8 <= window:
         raise InputError(f"--window must be at least 8 bp, got {window}.")
     tiles = [tile for region in merge_regions(regions) for tile in tile_region(region, lengths[region.record], window)]

@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.reference import check_settings as check_baseline_settings
+from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.export import load_export
 from bigbird_dna.runtime.phases import phase
 from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
@@ -67,7 +68,7 @@ def build(cfg: DictConfig, run_dir: Path, is_main_process: bool) -> tuple[Encode
                                         given=export.tokenizer if export else None, given_by=str(backbone))
     model = dict(export.model_config) if export else to_plain(cfg.model)
     model.update(vocab_size=tokenizer.vocab_size, pad_id=tokenizer.pad_id)
-    datamodule.attach_tokenizer(tokenizer, model["max_positions"])
+    datamodule.attach_tokenizer(tokenizer, EncoderConfig.from_dict(model).max_input_tokens)
     module = task_class(**task_settings(cfg), model=model, optim=to_plain(cfg.optim),
                         tokenizer_sha256=tokenizer.sha256, tokenizer_json=tokenizer.to_str(),
                         **datamodule.task_inputs())

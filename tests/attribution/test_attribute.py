@@ -71,7 +71,7 @@ def test_gradient_x_input_is_the_block_gradient_times_the_difference_from_the_ba
     model = models["promoter"]
     got = model.attribute(seqs[:1], method="gradient_x_input")[0]
     ids, _ = model.encode(seqs[:1])
-    norm = model.module.encoder.embed_norm
+    norm = model.module.encoder.attribution_layer
     captured = {}
 
     def keep(module, inputs, output):

@@ -102,3 +102,21 @@ def test_local_multirun_with_ddp_runs_each_job_on_its_own_ranks(tmp_path, monkey
         assert OmegaConf.load(sweep / job / "config.yaml").optim.lr == lr
         assert (sweep / job / "train_ddp_process_1.log").is_file()  # its rank 1 ran in its own directory
     assert sorted(p.name for p in sweep.iterdir() if p.is_dir()) == ["0", "1"]
+
+
+def test_ddp_trains_a_hybrid_cls_classifier_whose_every_parameter_is_used(tmp_path):
+    """``model=hybrid_tiny`` (stem pooling 4 bases per token, upsampling path) behind a ``cls`` head
+    on two gloo ranks: DDP refuses a parameter without a gradient, so this fails if any stem part
+    does not shape the [CLS] logits."""
+    from tests.classify.conftest import TINY, mapping, planted, write_fasta_per_class
+
+    files = write_fasta_per_class(tmp_path / "fa", planted(16, seed=0))
+    run_dir = tmp_path / "run"
+    result = run_cli("bigbird_dna.train", f"hydra.run.dir={run_dir}", "task=classify", "data=classify",
+                     f"data.train={mapping(files)}", *TINY, "model=hybrid_tiny", "model.stem.channels=16",
+                     "data.baselines.enabled=false", "data.batch_size=4", "data.val_fraction=0.25",
+                     "task.head.pooling=cls", "trainer.max_steps=3", "trainer.val_check_interval=3",
+                     "trainer.check_val_every_n_epoch=null", "trainer.accelerator=cpu", "trainer.devices=2",
+                     "trainer.strategy=ddp", env={"BIGBIRD_DNA_CACHE": str(tmp_path / "cache")}, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert json.loads((run_dir / "summary.json").read_text())["global_step"] == 3
