@@ -1,6 +1,7 @@
 """Untrained tiny classifiers with weights large enough that their outputs move with the input:
 one-output (promoter), three labels (chromatin-like sigmoid) and three classes (softmax), with char
-tokens, plus a 3-mer one-output model. Exports are written once per session."""
+tokens, plus a 3-mer one-output model and a one-output hybrid (a convolutional stem pooling 4 bases).
+Exports are written once per session."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ SEQ_LEN = 60
 
 
 def write_classifier(out_dir: Path, tokenizer, num_labels: int, kind: str = "sigmoid", names=None,
-                     seed: int = 0) -> Path:
+                     seed: int = 0, **model_settings) -> Path:
     """An export of an untrained one-layer classifier whose head is scaled up (std 0.3), mean_max pooling."""
     from bigbird_dna.hf import write_hf_export
     from bigbird_dna.model.config import EncoderConfig
@@ -23,7 +24,7 @@ def write_classifier(out_dir: Path, tokenizer, num_labels: int, kind: str = "sig
     from bigbird_dna.model.outputs import KINDS, ModelOutput
 
     torch.manual_seed(seed)
-    model = {**TINY_MODEL, "num_layers": 1, "vocab_size": tokenizer.vocab_size, "pad_id": 0}
+    model = {**TINY_MODEL, "num_layers": 1, "vocab_size": tokenizer.vocab_size, "pad_id": 0, **model_settings}
     output = ModelOutput(KINDS[kind], tuple(names or [f"label_{i}" for i in range(num_labels)]))
     head = {"dropout": 0.0, "pooling": "mean_max"}
     module = SequenceClassifier(EncoderConfig.from_dict(model), output, head)
@@ -56,6 +57,8 @@ def exports(tmp_path_factory) -> dict[str, Path]:
         "classes": write_classifier(folder / "classes", char_tokenizer(), 3, "softmax", ["enhancer", "promoter",
                                                                                        "other"]),
         "kmer": write_classifier(folder / "kmer", kmer_tokenizer(3), 1),
+        "hybrid": write_classifier(folder / "hybrid", char_tokenizer(), 1,
+                                   stem={"kernel": 7, "channels": 16, "blocks": 1, "pool": 4}),
     }
 
 

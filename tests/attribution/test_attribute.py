@@ -37,7 +37,8 @@ def brute_force_ism(model, seq: str, strands: str, target: int, span=None) -> np
 
 @pytest.mark.parametrize("name,strands,target,span", [("promoter", "+", None, None), ("promoter", "both", None, None),
                                                       ("labels", "both", "DNase", (10, 30)),
-                                                      ("classes", "+", "promoter", (0, 20))])
+                                                      ("classes", "+", "promoter", (0, 20)),
+                                                      ("hybrid", "+", None, (5, 25))])
 def test_ism_equals_predict_of_every_mutant(models, seqs, name, strands, target, span):
     model = models[name]
     seq = seqs[3][:40] if name == "promoter" else seqs[0][:40]  # the first holds N and lower case
@@ -53,7 +54,7 @@ def test_ism_equals_predict_of_every_mutant(models, seqs, name, strands, target,
     np.testing.assert_allclose(per_base, -expected.mean(axis=1), atol=1e-5, equal_nan=True)  # NaN outside the span
 
 
-@pytest.mark.parametrize("name", ["promoter", "kmer"])
+@pytest.mark.parametrize("name", ["promoter", "kmer", "hybrid"])
 def test_integrated_gradients_are_complete_at_the_default_steps(models, seqs, name):
     model = models[name]
     attributions = model.attribute(seqs, method="integrated_gradients")  # [N, L], logit of the one output
