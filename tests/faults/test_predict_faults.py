@@ -62,7 +62,7 @@ def test_a_window_needing_too_many_tokens_is_named_exactly_before_anything_is_sc
     iupac = ("RYSWKMBDHV" * 30)[:300]
     fasta = write_fasta(tmp_path / "g.fa", {"chrA": SEQ[:900], "chrB": SEQ[:300] + iupac + SEQ[600:900]})
     err = _refused(capsys, "--model", export, fasta, "--out-prefix", tmp_path / "out", "--window", "300")
-    assert "window chrB:300-600 (+ strand, 300 bp) needs 302 tokens" in err and "lower --window" in err
+    assert "window chrB:300-600 (+ strand, 300 bp) needs 302 tokens" in err and "use --window 254 or less" in err
     assert _nothing_written(tmp_path)
 
 

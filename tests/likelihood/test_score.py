@@ -136,5 +136,5 @@ def test_score_refuses_a_classifier_bad_arguments_and_a_sequence_past_the_contex
         model.score("ACGT", spans=[(0, 1), (1, 2)])
     with pytest.raises(InputError, match=r"bad at \[0\]"):
         model.score("ACGT", spans=[(3, 9)])
-    with pytest.raises(InputError, match="cut it into shorter windows"):
+    with pytest.raises(InputError, match="cut it into windows of 254 bp or less"):
         model.score("A" * 300)

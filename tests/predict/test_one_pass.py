@@ -119,7 +119,8 @@ def test_a_window_too_long_for_the_model_stops_the_one_pass_at_the_first_one(tmp
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
     assert err == ("error: window chrA:9000-9300 (+ strand, 300 bp) needs 302 tokens with [CLS] and [SEP], more "
-                   "than the model's 256; lower --window (no output was written).")
+                   "than the model's 256, which hold about 254 bp of it; use --window 254 or less (no output was "
+                   "written).")
     assert reads["bytes"] < 1.2 * fasta.stat().st_size
     assert tokenized["seqs"] <= 2 * 32  # windows 0..9000 (31), in whole batches of 4: none past the first too long
     assert not list(tmp_path.glob("out*")) and not list(tmp_path.glob(".out*"))
