@@ -158,8 +158,8 @@ def test_seeds_train_the_datasets_own_split_once_per_seed(tmp_path, one_thread):
     assert "2 seeds" in stdout and len(report["splits"]) == 2
 
 
-@pytest.mark.parametrize("case", ["missing", "layout", "too_few", "out_not_empty", "folds", "seeds_without_test",
-                                  "bad_override"])
+@pytest.mark.parametrize("case", ["missing", "layout", "too_few", "out_not_empty", "folds", "folds_and_seeds",
+                                  "seeds_without_test", "bad_override"])
 def test_bad_input_is_one_error_line_and_exit_2(tmp_path, capsys, case):
     data = genomic_benchmarks_folder(tmp_path / "data", {"a": 12, "b": 12}, {"a": 2, "b": 2})
     out = tmp_path / "out"
@@ -180,6 +180,9 @@ def test_bad_input_is_one_error_line_and_exit_2(tmp_path, capsys, case):
     elif case == "folds":
         argv += ["--folds", "1"]
         expected = "--folds 1: cross-validation needs at least 2 folds"
+    elif case == "folds_and_seeds":
+        argv += ["--folds", "3", "--seeds", "0"]
+        expected = "argument --seeds: not allowed with argument --folds"
     elif case == "seeds_without_test":
         argv[0] = str(tmp_path / "one.tsv")
         (tmp_path / "one.tsv").write_text("sequence\tlabel\n" + "ACGTACGT\t0\nTTTTACGT\t1\n" * 10)
