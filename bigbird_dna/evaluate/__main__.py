@@ -47,10 +47,9 @@ from bigbird_dna.errors import InputError, exit_on_input_error
 from bigbird_dna.evaluate.inputs import LabelledPool, read_dataset
 from bigbird_dna.evaluate.plan import folds_manifest, plan_splits
 from bigbird_dna.evaluate.report import build_report, markdown, to_json
-from bigbird_dna.evaluate.runs import METRICS, MODELS, TASKS, run_split, split_overrides
+from bigbird_dna.evaluate.runs import METRICS, MODELS, TASKS, compose_split_config, run_split
 from bigbird_dna.runtime.atomic import check_new_output_dir, write_text_atomic
 from bigbird_dna.runtime.cli_args import parser_from_doc
-from bigbird_dna.training.compose import compose_train_config
 
 PROG = "python -m bigbird_dna.evaluate"
 
@@ -123,8 +122,7 @@ def run_plan(pool: LabelledPool, plan: dict, out: Path, overrides: list[str]) ->
     splits = plan["splits"]
     first = out / splits[0].name
     tables = {part: first / "data" / f"{part}.tsv" for part in ("train", "val", "test")}
-    cfg = compose_train_config([*split_overrides(pool.label_kind, tables, splits[0].seed), *overrides],
-                               first / "run", overrides)  # bad overrides stop here, before any training
+    cfg = compose_split_config(pool.label_kind, tables, splits[0].seed, first / "run", overrides)  # bad ones stop here
     out.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out / "config.yaml", "# the first run's config; every run's own is <run>/run/config.yaml\n"
                       + OmegaConf.to_yaml(cfg, resolve=True))

@@ -16,6 +16,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from omegaconf import DictConfig
+
+from bigbird_dna.errors import InputError
 from bigbird_dna.evaluate.inputs import LabelledPool
 from bigbird_dna.evaluation.folds import Split
 from bigbird_dna.evaluation.summary import BASELINES
@@ -57,6 +60,20 @@ def split_overrides(kind: str, tables: dict[str, Path], seed: int) -> list[str]:
             "data.baselines.max_train=null"]
 
 
+def compose_split_config(kind: str, tables: dict[str, Path], seed: int, run_dir: Path,
+                         user_overrides: list[str]) -> DictConfig:
+    """The run's config (:func:`split_overrides` then the user's); refused when the user's overrides
+    swap the task or data group the split tables need (``task=classify`` on two classes, say). An
+    ``experiment=`` keeps ours: a group given on the command line wins over an experiment's."""
+    cfg = compose_train_config([*split_overrides(kind, tables, seed), *user_overrides], run_dir, user_overrides)
+    plain = compose_train_config(TASKS[kind], run_dir)
+    if (cfg.task._target_, cfg.data._target_) != (plain.task._target_, plain.data._target_):
+        raise InputError(f"the overrides {' '.join(user_overrides)} swap the task or data group; evaluate trains "
+                         f"{' '.join(TASKS[kind])} on each split's tables ({len(TASKS)} label kinds: "
+                         f"{', '.join(f'{k}: {v[0]}' for k, v in TASKS.items())}). Leave task= and data= out.")
+    return cfg
+
+
 def _value(summary: dict[str, Any], key: str) -> float:
     value = summary.get(key)
     return float(value) if value is not None else math.nan
@@ -79,8 +96,7 @@ def run_split(pool: LabelledPool, split: Split, folder: Path, user_overrides: li
         "phases", "baselines_skipped"}``.
     """
     tables = write_split_tables(pool, split, folder / "data")
-    cfg = compose_train_config([*split_overrides(pool.label_kind, tables, split.seed), *user_overrides],
-                               folder / "run", user_overrides)
+    cfg = compose_split_config(pool.label_kind, tables, split.seed, folder / "run", user_overrides)
     summary = run(cfg)
     return {"name": split.name, "seed": split.seed,
             "sizes": {part: len(getattr(split, part)) for part in ("train", "val", "test")},

@@ -159,7 +159,7 @@ def test_seeds_train_the_datasets_own_split_once_per_seed(tmp_path, one_thread):
 
 
 @pytest.mark.parametrize("case", ["missing", "layout", "too_few", "out_not_empty", "folds", "folds_and_seeds",
-                                  "seeds_without_test", "bad_override"])
+                                  "seeds_without_test", "bad_override", "swapped_task"])
 def test_bad_input_is_one_error_line_and_exit_2(tmp_path, capsys, case):
     data = genomic_benchmarks_folder(tmp_path / "data", {"a": 12, "b": 12}, {"a": 2, "b": 2})
     out = tmp_path / "out"
@@ -188,6 +188,9 @@ def test_bad_input_is_one_error_line_and_exit_2(tmp_path, capsys, case):
         (tmp_path / "one.tsv").write_text("sequence\tlabel\n" + "ACGTACGT\t0\nTTTTACGT\t1\n" * 10)
         argv += ["--seeds", "0", "1"]
         expected = "--seeds needs a dataset with its own test split"
+    elif case == "swapped_task":
+        argv += ["task=classify"]  # two classes train task=promoter
+        expected = "the overrides task=classify swap the task or data group"
     else:
         argv += ["trainer.max_stepz=3"]
         expected = "did you mean trainer.max_steps=3?"
