@@ -70,7 +70,7 @@ def parse_args(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         raise InputError(f"{message} (see {PROG} --help)")
 
     parser.error = refuse  # one error line and exit status 2, like every other bad input
-    parser.add_argument("data", help="the dataset (see above)")
+    parser.add_argument("data", help="the dataset (see below)")
     parser.add_argument("--out", type=Path, required=True, help="output folder; must not exist or be empty")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--folds", type=int, default=None, help="K-fold cross-validation (default 5)")
