@@ -2,7 +2,8 @@
 
     errors, version  ->  runtime  ->  genome  ->  tokenizer  ->  data | attention  ->  model
             ->  tasks | hf | inference  ->  training | attribution  ->  predict | train | demo
-            ->  pretrained (the BigBirdDNA API, over inference)  ->  embed | variants | score | explain (its CLIs)
+            ->  pretrained (the BigBirdDNA API, over inference) | evaluate (k-fold runs of train)
+            ->  embed | variants | score | explain (the API's CLIs)
 
 Every ``import`` in every module is checked, including imports inside functions, so a lazy
 upward import fails as surely as one at the top of a file; so is every module named in a
@@ -34,7 +35,7 @@ LAYERS = {
     "tasks": 6, "hf": 6, "inference": 6,
     "training": 7, "attribution": 7,
     "predict": 8, "train": 8, "demo": 8,
-    "pretrained": 9,
+    "pretrained": 9, "evaluate": 9,
     "embed": 10, "variants": 10, "score": 10, "explain": 10,
 }
 

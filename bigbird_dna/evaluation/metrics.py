@@ -5,7 +5,8 @@ AUCs, no thresholds but the 0.5 of F1, MCC and accuracy).
 - ``binary`` (one label, ``[N]``): :func:`binary_metrics`, AUROC, AUPRC (average precision), and F1,
   MCC and accuracy at 0.5;
 - ``multiclass`` (one-hot ``[N, C]``, one class per row): :func:`multiclass_metrics`, accuracy
-  (argmax), macro F1, one-vs-rest AUROC per class and their macro mean over the classes present;
+  (argmax), macro F1, MCC (Gorodkin's multiclass Matthews correlation; the binary MCC for two
+  classes), one-vs-rest AUROC per class and their macro mean over the classes present;
 - ``multilabel`` (0/1 ``[N, C]``): :func:`per_label_metrics`, AUROC and AUPRC of every label that has
   both positives and negatives.
 
@@ -31,6 +32,7 @@ from torchmetrics.functional.classification import (
     multiclass_accuracy,
     multiclass_auroc,
     multiclass_f1_score,
+    multiclass_matthews_corrcoef,
     multilabel_auroc,
     multilabel_average_precision,
 )
@@ -63,8 +65,9 @@ def binary_metrics(probs: torch.Tensor, targets: torch.Tensor) -> dict[str, floa
 
 
 def multiclass_metrics(probs: torch.Tensor, targets: torch.Tensor) -> dict[str, float | torch.Tensor]:
-    """``accuracy`` (argmax), ``macro_f1``, ``macro_auroc`` and ``per_class_auroc`` (``[C]``, nan for a
-    class without rows, or with every row) of probabilities ``[N, C]`` against one-hot targets ``[N, C]``."""
+    """``accuracy`` (argmax), ``macro_f1``, ``mcc`` (multiclass Matthews correlation of the argmax),
+    ``macro_auroc`` and ``per_class_auroc`` (``[C]``, nan for a class without rows, or with every row)
+    of probabilities ``[N, C]`` against one-hot targets ``[N, C]``."""
     probs, targets = probs.float().cpu(), targets.cpu()
     num_classes = probs.shape[1]
     index = targets.argmax(dim=1)
@@ -77,6 +80,7 @@ def multiclass_metrics(probs: torch.Tensor, targets: torch.Tensor) -> dict[str, 
     macro = per_class[present].mean().item() if bool(present.any()) else NAN
     return {"accuracy": multiclass_accuracy(probs, index, num_classes=num_classes, average="micro").item(),
             "macro_f1": multiclass_f1_score(probs, index, num_classes=num_classes, average="macro").item(),
+            "mcc": multiclass_matthews_corrcoef(probs, index, num_classes=num_classes).item(),
             "macro_auroc": macro, "per_class_auroc": per_class}
 
 
@@ -122,16 +126,18 @@ def median_of(values: np.ndarray) -> float:
 def classification_metrics(probs: torch.Tensor, labels: torch.Tensor, kind: str) -> dict[str, float]:
     """The baselines' metrics of probabilities ``[N, C]`` against 0/1 labels ``[N, C]``.
 
-    ``binary``: ``auroc``, ``auprc``; ``multiclass``: ``auroc`` (macro) and ``auroc_class<i>``;
+    ``binary``: those of :func:`binary_metrics` (``auroc``, ``auprc``, ``f1``, ``mcc``,
+    ``accuracy``), as a sigmoid model reports them; ``multiclass``: ``auroc`` (the macro AUROC, a
+    softmax model's ``macro_auroc``), ``accuracy``, ``macro_f1``, ``mcc`` and ``auroc_class<i>``;
     ``multilabel``: ``auroc`` (mean over scored labels), ``auroc_median``, ``labels_scored``.
     """
     if kind == "binary":
-        binary = binary_metrics(probs[:, 0], labels[:, 0])
-        return {"auroc": binary["auroc"], "auprc": binary["auprc"]}
+        return binary_metrics(probs[:, 0], labels[:, 0])
     if kind == "multiclass":
         multi = multiclass_metrics(probs, labels)
-        return {"auroc": multi["macro_auroc"],
-                **{f"auroc_class{i}": float(v) for i, v in enumerate(multi["per_class_auroc"].tolist())}}
+        per_class = multi.pop("per_class_auroc")
+        return {"auroc": multi.pop("macro_auroc"), **multi,
+                **{f"auroc_class{i}": float(v) for i, v in enumerate(per_class.tolist())}}
     per_label = per_label_metrics(probs, labels)
     scored = per_label.auroc[per_label.scored]
     return {"auroc": float(scored.mean()) if len(scored) else math.nan, "auroc_median": median_of(per_label.auroc),

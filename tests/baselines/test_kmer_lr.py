@@ -89,7 +89,7 @@ def test_multiclass_and_multilabel_shapes_and_metrics():
     assert probs.shape == (len(data["test"]), 4)
     torch.testing.assert_close(probs.sum(1), torch.ones(len(probs)))
     metrics = classification_metrics(probs, torch.from_numpy(data["test"].labels), "multiclass")
-    assert set(metrics) == {"auroc", *(f"auroc_class{i}" for i in range(4))}
+    assert set(metrics) == {"auroc", "accuracy", "macro_f1", "mcc", *(f"auroc_class{i}" for i in range(4))}
     assert metrics["auroc"] > 0.8
     assert metrics["auroc"] == pytest.approx(np.mean([metrics[f"auroc_class{i}"] for i in range(4)]))
 

@@ -2,8 +2,9 @@
 
 Each of ``train``, ``val`` and ``test`` is one of the layouts of :mod:`bigbird_dna.data.classes.files`:
 a ``{class_name: FASTA}`` mapping, a TSV/CSV with sequence and class-name columns, or a folder of
-class subfolders. ``dir: ROOT`` reads the Genomic Benchmarks layout: ``ROOT/train/<class>/*``,
-``ROOT/test/<class>/*`` when there is one (and ``ROOT/val/<class>/*`` if present).
+class subfolders. ``dir: ROOT`` reads a dataset folder (:func:`~bigbird_dna.data.classes.files.dataset_splits`): the
+Genomic Benchmarks layout, ``ROOT/train/<class>/*``, ``ROOT/test/<class>/*`` when there is one (and
+``ROOT/val/<class>/*`` if present), or tables ``ROOT/train.csv``, ``test.csv`` (or ``.tsv``).
 
 **Classes.** The class names of train, sorted (numerically when every name is an integer, else as
 strings), fix the output index order; the task receives them (:meth:`task_inputs`) and saves them
@@ -28,7 +29,7 @@ from typing import Any, Iterable
 import numpy as np
 from torch.utils.data import Dataset, Subset
 
-from bigbird_dna.data.classes.files import ClassSequences, read_classes
+from bigbird_dna.data.classes.files import ClassSequences, dataset_splits, read_classes
 from bigbird_dna.data.labelled import LabelledDataModule, LabelledSequences
 from bigbird_dna.data.promoter.datamodule import stratified_holdout
 from bigbird_dna.errors import InputError
@@ -83,13 +84,8 @@ def _sources(data: dict[str, Any]) -> dict[str, Any]:
         return {split: data.get(split) or None for split in ("train", "val", "test")}
     if data.get("train"):
         raise InputError(f"data.dir={root} and data.train are both set; give one (data.dir reads ROOT/train).")
-    root = Path(root).expanduser()
-    if not (root / "train").is_dir():
-        raise InputError(f"data.dir={root} has no train/ folder; the Genomic Benchmarks layout is "
-                         f"{root}/train/<class>/* and {root}/test/<class>/*.")
-    folder = {"val": next((root / n for n in ("val", "valid") if (root / n).is_dir()), None),
-              "test": root / "test" if (root / "test").is_dir() else None}
-    return {"train": root / "train", **{split: data.get(split) or folder[split] for split in ("val", "test")}}
+    folder = dataset_splits(root)
+    return {"train": folder["train"], **{split: data.get(split) or folder[split] for split in ("val", "test")}}
 
 
 def _describe(source: Any) -> Any:

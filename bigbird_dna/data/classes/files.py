@@ -9,6 +9,11 @@
   ``.txt`` per sequence; line breaks are ignored) or a FASTA (first character ``>``), plain or gzip.
   Files are read in name order; hidden files (``.name``) are skipped.
 
+A **dataset folder** holds its splits (:func:`dataset_splits`): ``ROOT/train/``, ``ROOT/test/`` and
+``ROOT/val/`` (or ``valid/``) class folders (Genomic Benchmarks), or ``ROOT/train.csv``, ``test.csv``
+tables (the Nucleotide Transformer benchmark: columns ``sequence``, ``label``, ``name``) or
+``train.tsv``, ``val.tsv``, ``test.tsv`` (the annotation builder's output); plain or gzip.
+
 Class names are kept as strings (a mapping key ``0`` and a table label ``0`` are the same class).
 An empty sequence, a non-IUPAC character, an empty label or a class folder with no sequence is an
 :class:`InputError` naming the file and line, record or folder.
@@ -113,6 +118,34 @@ def read_class_folders(root: str | os.PathLike) -> ClassSequences:
         if not files:
             raise InputError(f"class folder {folder} holds no sequence files; remove it or add its sequences.")
     return found
+
+
+TABLE_SUFFIXES = (".tsv", ".csv", ".tsv.gz", ".csv.gz")
+
+
+def dataset_splits(root: str | os.PathLike) -> dict[str, Path | None]:
+    """``{"train", "val", "test": path or None}`` of a dataset folder (see the module docstring);
+    a split is a class folder or a table, train is required."""
+    root = Path(root).expanduser()
+    if not root.is_dir():
+        raise InputError(f"dataset folder not found: {root}.")
+
+    def find(*names: str) -> Path | None:
+        for name in names:
+            if (root / name).is_dir():
+                return root / name
+            tables = [root / f"{name}{suffix}" for suffix in TABLE_SUFFIXES if (root / f"{name}{suffix}").is_file()]
+            if tables:
+                return tables[0]
+        return None
+
+    train = find("train")
+    if train is None:
+        raise InputError(f"{root} has no train/ folder and no train.csv or train.tsv; the layouts read are "
+                         f"{root}/train/<class>/* with {root}/test/<class>/* (Genomic Benchmarks), {root}/train.csv "
+                         "with test.csv (Nucleotide Transformer benchmark), and train.tsv, val.tsv, test.tsv "
+                         "(python -m bigbird_dna.data.annotation).")
+    return {"train": train, "val": find("val", "valid"), "test": find("test")}
 
 
 def read_classes(source: str | os.PathLike | Mapping, sequence_column: str = "sequence",
