@@ -116,3 +116,31 @@ def test_a_failed_manifest_write_leaves_the_old_manifest_and_no_temporary_file(t
         write_split_manifest(path, splits, "toy.fa", {"seed": object()})  # not JSON-serialisable
     assert path.read_text() == before
     assert [p.name for p in tmp_path.iterdir()] == ["splits.json"]
+
+
+SHORT_RECORDS = {f"up{i:03d}": 2_000 for i in range(100)}
+
+
+def test_short_records_cannot_hold_out_their_ends_and_the_error_names_holdout_records():
+    with pytest.raises(InputError, match=r"no region as long as one window \(510 bp\).*data.holdout_records=0.05"):
+        resolve_splits(SHORT_RECORDS, None, [], [], holdout_fraction=0.05, min_length=510)
+
+
+def test_holdout_records_holds_out_a_seeded_share_of_whole_records():
+    splits = resolve_splits(SHORT_RECORDS, None, [], [], holdout_fraction=0.05, min_length=510,
+                            holdout_records=0.05, seed=3)
+    assert [len(splits[s]) for s in ("train", "val", "test")] == [90, 5, 5]
+    assert all(r.start == 0 and r.end == 2_000 for regions in splits.values() for r in regions)
+    assert_disjoint(splits)
+    again = resolve_splits(SHORT_RECORDS, None, [], [], 0.05, 510, holdout_records=0.05, seed=3)
+    other = resolve_splits(SHORT_RECORDS, None, [], [], 0.05, 510, holdout_records=0.05, seed=4)
+    assert again == splits and other["val"] != splits["val"]
+
+
+def test_holdout_records_refuses_record_lists_a_bad_share_and_too_few_records():
+    with pytest.raises(InputError, match="one or the other"):
+        resolve_splits(LENGTHS, None, ["chr2"], [], 0.05, 100, holdout_records=0.1)
+    with pytest.raises(InputError, match=r"holdout_records=0.6 must lie in \(0, 0.5\)"):
+        resolve_splits(SHORT_RECORDS, None, [], [], 0.05, 100, holdout_records=0.6)
+    with pytest.raises(InputError, match="at least 3 records"):
+        resolve_splits({"a": 1000, "b": 1000}, None, [], [], 0.05, 100, holdout_records=0.1)

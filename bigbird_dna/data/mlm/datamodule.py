@@ -70,8 +70,8 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
             (``None`` = ``mask_prob``). Training may mask more than evaluation scores, for more
             supervised positions per step; the honest metrics and baselines stay at this rate.
         cache_dir: where plain-gzip FASTAs are decompressed once.
-        train_records, val_records, test_records, holdout_fraction: the splits
-            (:func:`~bigbird_dna.genome.splits.resolve_splits`).
+        train_records, val_records, test_records, holdout_fraction, holdout_records: the splits
+            (:func:`~bigbird_dna.genome.splits.resolve_splits`; ``holdout_records`` drawn with ``seed``).
         max_n_fraction: windows with a larger share of N/IUPAC codes are skipped.
         reverse_complement_prob: RC augmentation of train windows.
         windows_per_epoch: train windows per epoch, across ranks and workers.
@@ -87,7 +87,7 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
                  mask_prob: float = 0.15, eval_mask_prob: float | None = None, cache_dir: str | None = None,
                  train_records: list[str] | None = None, val_records: list[str] | None = None,
                  test_records: list[str] | None = None,
-                 holdout_fraction: float = 0.05, max_n_fraction: float = 0.1,
+                 holdout_fraction: float = 0.05, holdout_records: float | None = None, max_n_fraction: float = 0.1,
                  reverse_complement_prob: float = 0.5, windows_per_epoch: int = 4096, eval_windows: int = 4096,
                  eval_stride_bp: int | None = None, baseline_max_bp: int = 20_000_000, baseline_max_order: int = 10,
                  batch_size: int = 8, num_workers: int = 1):
@@ -111,7 +111,8 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
 
         self.genome = open_genome(fasta, cache_dir)
         self.splits = resolve_splits(self.genome.record_lengths, train_records, list(val_records or []),
-                                     list(test_records or []), holdout_fraction, min_length=window_bp)
+                                     list(test_records or []), holdout_fraction, min_length=window_bp,
+                                     holdout_records=holdout_records, seed=seed)
         self.datasets = {name: self._windows(name) for name in ("train", "val", "test")}
 
     def training_text(self, total_bp: int) -> Iterator[str]:
