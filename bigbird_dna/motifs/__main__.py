@@ -3,6 +3,7 @@
 Commands::
 
     python -m bigbird_dna.motifs plant --rule presence --motif MA0139 --out planted/
+    python -m bigbird_dna.motifs plant --rule one_of --motif MA0139 --motif MA0148 --out either/
     python -m bigbird_dna.motifs plant --rule spacing --motif MA0139 --motif MA0148 --spacing 10-20 --out spacing/
     python -m bigbird_dna.motifs learn attributions.h5 --out motifs/ --jaspar-taxon vertebrates
     python -m bigbird_dna.motifs jaspar --jaspar-taxon plants     # list motifs: ID, name, taxon, consensus
@@ -30,7 +31,8 @@ from bigbird_dna.errors import InputError, exit_on_input_error
 from bigbird_dna.runtime.cli_args import parser_from_doc
 
 PROG = "python -m bigbird_dna.motifs"
-DEFAULT_MOTIFS = {"presence": ["MA0139"], "spacing": ["MA0139", "MA0148"]}  # CTCF; CTCF then FOXA1
+# CTCF; CTCF or FOXA1; CTCF then FOXA1
+DEFAULT_MOTIFS = {"presence": ["MA0139"], "one_of": ["MA0139", "MA0148"], "spacing": ["MA0139", "MA0148"]}
 
 
 def sample_genome() -> Path:
@@ -63,9 +65,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     plant.add_argument("--out", type=Path, required=True, help="output folder; must not exist or be empty")
     plant.add_argument("--fasta", type=Path, default=None, help="genome FASTA for the backgrounds (default: the "
                                                                  "bundled H. pylori genome)")
-    plant.add_argument("--rule", choices=("presence", "spacing"), default="presence", help="(default: %(default)s)")
+    plant.add_argument("--rule", choices=("presence", "one_of", "spacing"), default="presence",
+                       help="presence: every --motif in each positive; one_of: one of them; spacing: A then B at "
+                            "--spacing (default: %(default)s)")
     plant.add_argument("--motif", action="append", default=None,
-                       help="JASPAR ID, repeatable (spacing: A then B; default: MA0139, and MA0148 for spacing)")
+                       help="JASPAR ID, repeatable (spacing: A then B; default: MA0139, and MA0148 for one_of and "
+                            "spacing)")
     plant.add_argument("--num", type=int, default=2000, help="sequences in all, half positives (default: %(default)s)")
     plant.add_argument("--length", type=bp_range, default=(200, 200), help="sequence length, bp, or a range LOW-HIGH "
                                                                             "(default: 200)")

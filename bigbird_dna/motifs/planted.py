@@ -11,6 +11,9 @@ Rules (``PlantedSettings.rule``):
 - ``presence``: each positive carries one instance of every listed motif (random positions, not
   overlapping, each on a random strand); each negative is an unplanted window (same genome, same
   length distribution). Kinds: ``positive``, ``background``.
+- ``one_of``: as ``presence``, but each positive carries one instance of ONE of the listed motifs,
+  chosen uniformly, so a model must learn every motif (with ``presence`` one of them suffices), and
+  each positive's planted bases are exactly one motif's.
 - ``spacing``: two motifs A and B form a composite ``A, gap, B`` read on a random strand (so on
   the reverse strand the forward sequence reads ``rc(B), gap, rc(A)``) at a random position.
   Positives have a gap (B's start minus A's end, in the composite's orientation) in ``spacing``
@@ -40,7 +43,7 @@ from bigbird_dna.genome.sequence import reverse_complement
 from bigbird_dna.motifs.jaspar import Motif
 from bigbird_dna.motifs.pwm import sample_instance
 
-RULES = ("presence", "spacing")
+RULES = ("presence", "one_of", "spacing")
 SPACING_NEGATIVES = ("far", "swapped")
 SPLITS = ("train", "val", "test")
 
@@ -100,10 +103,10 @@ def _check(settings: PlantedSettings, motifs: list[Motif]) -> None:
             and settings.val_fraction + settings.test_fraction < 1):
         raise InputError(f"val and test fractions must be >= 0 and sum to less than 1, got "
                          f"{settings.val_fraction} and {settings.test_fraction}.")
-    if settings.rule == "presence":
+    if settings.rule in ("presence", "one_of"):
         if not motifs:
-            raise InputError("the presence rule needs at least one motif (--motif ID).")
-        needed = sum(m.length for m in motifs)
+            raise InputError(f"the {settings.rule} rule needs at least one motif (--motif ID).")
+        needed = sum(m.length for m in motifs) if settings.rule == "presence" else max(m.length for m in motifs)
     else:
         if len(motifs) != 2:
             raise InputError(f"the spacing rule needs exactly two motifs, A then B (--motif A --motif B); got "
@@ -198,6 +201,8 @@ def _plant(kind: str, background: str, motifs: list[Motif], settings: PlantedSet
         return background, []
     if settings.rule == "presence":
         return plant_presence(background, motifs, rng)
+    if settings.rule == "one_of":
+        return plant_presence(background, [motifs[int(rng.integers(len(motifs)))]], rng)
     a, b = motifs
     gap_range = settings.far_spacing if kind == "far" else settings.spacing
     gap = int(rng.integers(gap_range[0], gap_range[1] + 1))
@@ -217,7 +222,7 @@ def planted_task(genome: GenomeReader, motifs: list[Motif],
     rng = np.random.default_rng(settings.seed)
     windows = sample_windows(genome, settings.num, settings.length, rng)
     positives = settings.num // 2
-    negative_kinds = ("background",) if settings.rule == "presence" else settings.negatives
+    negative_kinds = settings.negatives if settings.rule == "spacing" else ("background",)
     kinds = ["positive"] * positives + [negative_kinds[i % len(negative_kinds)]
                                         for i in range(settings.num - positives)]
     by_split: dict[str, list[PlantedSequence]] = {split: [] for split in SPLITS}

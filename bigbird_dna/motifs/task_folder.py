@@ -33,6 +33,7 @@ from bigbird_dna.runtime.atomic import atomic_directory
 TSV_HEADER = ("sequence", "label", "name", "kind", "record", "start", "end")
 NEGATIVES = {
     "presence": "unplanted windows of the same genome, same length distribution (kind background)",
+    "one_of": "unplanted windows of the same genome, same length distribution (kind background)",
     "spacing": "the same two motifs, sampled the same way, with B's start {far[0]}-{far[1]} bp after A's end (kind "
                "far) or in the other order, A's start {near[0]}-{near[1]} bp after B's end (kind swapped); kinds "
                "in turn from {kinds}",

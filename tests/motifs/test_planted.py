@@ -65,6 +65,18 @@ def test_presence_positives_carry_the_motif_and_negatives_carry_nothing(presence
     assert sum(len(v) for v in sites.values()) == sum(row["label"] == "1" for row in rows)
 
 
+def test_one_of_positives_carry_exactly_one_of_the_motifs_each_about_equally_often(tmp_path, pair):
+    task = make_task(tmp_path / "task", pair, rule="one_of", num=400)
+    sites, rows = read_sites(task), read_rows(task)
+    chosen = []
+    for row in rows:
+        planted = sites.get(row["name"], [])
+        assert len(planted) == (1 if row["label"] == "1" else 0), row["name"]
+        chosen += [s[2] for s in planted]
+    counts = [chosen.count(m.id) for m in pair]
+    assert sum(counts) == 200 and min(counts) > 70, counts  # binomial(200, 0.5): 70 is 4 sd below 100
+
+
 def test_spacing_sequences_have_the_spacing_their_kind_claims(spacing_task, pair):
     sites = read_sites(spacing_task)
     kinds = set()
