@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("--no-cnn", action="store_true", help="skip the CNN baseline")
     add_out_argument(parser, "planted_motif")
     args = parser.parse_args(argv)
-    genome = REPO / "bigbird_dna" / "sample_data" / "h_pylori_F32.fa"
+    genome = REPO / "sample_data" / "h_pylori_F32.fa"
     train = planted_windows(genome, args.train, seed=args.seed)
     val = planted_windows(genome, args.val, seed=args.seed + 1)
     before = machine()

@@ -9,7 +9,7 @@ from bigbird_dna.demo.planted_motif import planted_windows
 from bigbird_dna.model.config import EncoderConfig
 from tests.conftest import REPO
 
-GENOME = REPO / "bigbird_dna" / "sample_data" / "h_pylori_F32.fa"
+GENOME = REPO / "sample_data" / "h_pylori_F32.fa"
 STEPS = 100  # batches of 32: 0.928 on the developers' shared 2-core CPU, in 46 s of training
 # One layer, 64 wide, behind a 32-channel stem of 15-bp convolutions pooling 4 bases per token:
 # a 200-bp window is 52 BigBird tokens.
