@@ -17,6 +17,12 @@ import torch
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
+# .ci/run runs two pytest-xdist workers on a 2-core machine: each worker, and every process it
+# starts (CLI runs, DDP ranks), computes on one thread, so the two workers never fight over the cores.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(1)
+
 REPO = Path(__file__).resolve().parents[1]
 LAMBDA = REPO / "tests" / "files" / "lambda_phage.fa"
 

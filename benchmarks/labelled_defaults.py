@@ -1,0 +1,137 @@
+"""Do the labelled defaults win? Model against the k-mer LR and the small CNN, several seeds, per task.
+
+    python benchmarks/labelled_defaults.py --task promoters=DIR --task donors=DIR [--seeds 0 1 2]
+        [--train-rows 6000 --val-rows 1000 --test-rows 2000] [--override model=tiny ...] [--tag NAME]
+
+Each ``DIR`` is a task folder with ``train.tsv``, ``val.tsv`` and ``test.tsv`` (a ``sequence`` and a
+0/1 ``label`` column): what ``python -m bigbird_dna.data.annotation`` (promoters, splice donors and
+acceptors) and ``python -m bigbird_dna.motifs plant`` write. Each split is subsampled once (seed 0,
+the same rows for every model seed) to the given sizes, so that every seed and both baselines see
+the same sequences. Then, per seed, ``python -m bigbird_dna.train task=promoter
+data=promoter_labelled`` with nothing else but the data paths and ``seed=`` (plus ``--override``),
+exactly as a user runs it; the run's own summary gives the model's test AUROC, both baselines' (the
+baselines are retrained for every seed, on the same rows) and the seconds of the whole run.
+
+Results: ``labelled_defaults[-TAG].json`` and ``.md`` in ``benchmarks/results/<date>_<machine>/``:
+per task, per seed and the mean, with "wins" true only if the mean beats both baselines and no seed
+is below either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchmarks.common.results import add_out_argument, default_out, script_command, write_json  # noqa: E402
+from benchmarks.genome_scale import machine  # noqa: E402
+
+
+def subsample(src: Path, dst: Path, rows: int | None, seed: int = 0) -> int:
+    """Copy a TSV keeping ``rows`` random data rows (all if None); the rows kept."""
+    with open(src, newline="") as handle:
+        reader = csv.reader(handle, delimiter="\t")
+        header, body = next(reader), list(reader)
+    if rows is not None and rows < len(body):
+        body = random.Random(seed).sample(body, rows)
+    with open(dst, "w", newline="") as handle:
+        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(body)
+    return len(body)
+
+
+def train(work: Path, task: Path, seed: int, overrides: list[str]) -> dict:
+    """One ``bigbird_dna.train`` run on a task folder; the numbers of its summary."""
+    run_dir = work / f"run-{task.name}-seed{seed}"
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "bigbird_dna.train", "task=promoter", "data=promoter_labelled",
+         f"data.train={task}/train.tsv", f"data.val={task}/val.tsv", f"data.test={task}/test.tsv",
+         f"seed={seed}", f"hydra.run.dir={run_dir}", *overrides],
+        cwd=work, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    if result.returncode != 0:
+        raise SystemExit(f"train failed on {task.name} seed {seed}:\n{result.stderr[-3000:]}")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    return {"seed": seed, "model": round(summary["test/auroc"], 4),
+            "kmer_lr": round(summary["baseline/kmer_lr/test_auroc"], 4),
+            "cnn": round(summary["baseline/cnn/test_auroc"], 4),
+            "val_auroc": round(summary["val/auroc"], 4), "steps": summary["global_step"],
+            "fit_seconds": summary.get("phases", {}).get("fit"), "run_seconds": summary["seconds"],
+            "baseline_seconds": summary["baseline/seconds"],
+            "wall_seconds": round(time.perf_counter() - started, 1)}
+
+
+def verdict(runs: list[dict]) -> dict:
+    """Means over seeds and whether the model wins: mean above both, no seed below either."""
+    mean = {k: round(statistics.mean(r[k] for r in runs), 4) for k in ("model", "kmer_lr", "cnn")}
+    sd = round(statistics.stdev(r["model"] for r in runs), 4) if len(runs) > 1 else None
+    wins = all(r["model"] > r["kmer_lr"] and r["model"] > r["cnn"] for r in runs)
+    return {"mean": mean, "model_sd": sd, "wins": wins,
+            "mean_run_seconds": round(statistics.mean(r["run_seconds"] for r in runs), 1)}
+
+
+def table(results: dict) -> str:
+    lines = ["| task | train / val / test | model (mean ± sd) | k-mer LR | small CNN | per seed (model / LR / CNN) "
+             "| wins | run s (of which baselines) |", "|---|---|---|---|---|---|---|---|"]
+    for name, task in results.items():
+        v, runs = task["verdict"], task["runs"]
+        seeds = "; ".join(f"{r['model']:.3f} / {r['kmer_lr']:.3f} / {r['cnn']:.3f}" for r in runs)
+        base = statistics.mean(r["baseline_seconds"] for r in runs)
+        sd = f" ± {v['model_sd']:.3f}" if v["model_sd"] is not None else ""
+        lines.append(f"| {name} | {' / '.join(str(n) for n in task['rows'].values())} | {v['mean']['model']:.3f}{sd} "
+                     f"| {v['mean']['kmer_lr']:.3f} | {v['mean']['cnn']:.3f} | {seeds} "
+                     f"| {'yes' if v['wins'] else 'NO'} | {v['mean_run_seconds']:.0f} ({base:.0f}) |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> Path:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", action="append", required=True, help="NAME=DIR, repeatable")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--train-rows", type=int, default=6000)
+    parser.add_argument("--val-rows", type=int, default=1000)
+    parser.add_argument("--test-rows", type=int, default=2000)
+    parser.add_argument("--override", action="append", default=[], help="a train override, repeatable")
+    parser.add_argument("--tag", default="", help="suffix of the results files")
+    add_out_argument(parser, "labelled_defaults")
+    args = parser.parse_args(argv)
+    out = args.out or default_out("labelled_defaults" + (f"-{args.tag}" if args.tag else ""))
+    before, results = machine(), {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        for spec in args.task:
+            name, folder = spec.split("=", 1)
+            task = work / name
+            task.mkdir()
+            rows = {split: subsample(Path(folder) / f"{split}.tsv", task / f"{split}.tsv", limit)
+                    for split, limit in (("train", args.train_rows), ("val", args.val_rows),
+                                         ("test", args.test_rows))}
+            runs = []
+            for seed in args.seeds:
+                runs.append(train(work, task, seed, args.override))
+                print(name, json.dumps(runs[-1]), flush=True)
+            results[name] = {"source": str(folder), "rows": rows, "runs": runs, "verdict": verdict(runs)}
+    markdown = table(results)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".md").write_text(markdown)
+    path = write_json(out, {"benchmark": "labelled_defaults", "overrides": args.override, "seeds": args.seeds,
+                            "tasks": results, "machine_before": before, "machine_after": machine(),
+                            "command": script_command(__file__, argv)})
+    print(markdown)
+    return path
+
+
+if __name__ == "__main__":
+    main()
