@@ -21,7 +21,8 @@ Steps, all through the command lines a user runs:
 5. ``python -m bigbird_dna.motifs learn`` on the attribution file: the best JASPAR match of each
    pattern, and whether each planted motif is some pattern's best match.
 
-Results: ``explain_planted.json`` (and the learn report) in ``benchmarks/results/<date>_<machine>/``.
+Results: ``explain_planted.json`` (with the learn report, and ISM figures of two test positives
+with their planted sites) in ``benchmarks/results/<date>_<machine>/``.
 """
 
 from __future__ import annotations
@@ -123,6 +124,10 @@ def main(argv: list[str] | None = None) -> Path:
         (work / "positives.fa").write_text("".join(f">{n}\n{s}\n" for n, s in zip(names, seqs)))
         seconds["explain"] = cli("bigbird_dna.explain", "--model", "run/export", "positives.fa", "--method",
                                  args.method, "--h5", "positives.h5", "--no-progress", "--device", "cpu", cwd=work)
+        # the figures of the docs' worked example: the first two test positives, ISM heatmap included
+        (work / "first.fa").write_text("".join(f">{n}\n{s}\n" for n, s in list(zip(names, seqs))[:2]))
+        seconds["figures"] = cli("bigbird_dna.explain", "--model", "run/export", "first.fa", "--method", "ism",
+                                 "--png-dir", "figures", "--no-progress", "--device", "cpu", cwd=work)
         from bigbird_dna.motifs.attributions import read_attributions
 
         data = read_attributions(work / "positives.h5")
@@ -136,6 +141,9 @@ def main(argv: list[str] | None = None) -> Path:
         if report_dir.exists():
             shutil.rmtree(report_dir)
         shutil.copytree(work / "report", report_dir, ignore=shutil.ignore_patterns("modisco.h5"))
+        shutil.copytree(work / "figures", report_dir / "figures")
+        (report_dir / "figures" / "sites.bed").write_text("".join(
+            f"{n}\t{a}\t{b}\n" for n in names[:2] for a, b in sites[n]))
     rows = patterns["patterns"]
     best = [{"pattern": r["name"], "seqlets": r["seqlets"], "best": r["matches"][0]["id"] if r["matches"] else None,
              "q_value": r["matches"][0]["q_value"] if r["matches"] else None} for r in rows]
