@@ -40,22 +40,11 @@ def run_cli(module: str, *args: str, cwd: Path | None = None, timeout: int = 600
 
 
 def compose(overrides: list[str], run_dir: Path):
-    """The composed train config with ``overrides``, its output dir set to ``run_dir``."""
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_module
-    from hydra.core.hydra_config import HydraConfig
-    from omegaconf import open_dict
+    """The composed train config with ``overrides``, its output dir set to ``run_dir``
+    (:func:`~bigbird_dna.training.compose.compose_train_config`, as ``evaluate`` composes it)."""
+    from bigbird_dna.training.compose import compose_train_config
 
-    from bigbird_dna.training.resolvers import register_resolvers
-
-    register_resolvers()
-    with initialize_config_module(version_base="1.3", config_module="bigbird_dna.conf"):
-        cfg = hydra_compose("train", overrides=overrides, return_hydra_config=True)
-    HydraConfig.instance().set_config(cfg)
-    with open_dict(cfg):
-        cfg.paths.output_dir = str(run_dir)
-        del cfg.hydra
-    return cfg
+    return compose_train_config(list(overrides), run_dir)
 
 
 @pytest.fixture
