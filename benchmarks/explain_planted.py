@@ -21,8 +21,9 @@ Steps, all through the command lines a user runs:
 5. ``python -m bigbird_dna.motifs learn`` on the attribution file: the best JASPAR match of each
    pattern, and whether each planted motif is some pattern's best match.
 
-Results: ``explain_planted.json`` (with the learn report, and ISM figures of two test positives
-with their planted sites) in ``benchmarks/results/<date>_<machine>/``.
+Results: ``explain_planted.json``, with ``-report.md`` and ``-patterns.json`` (the learn report)
+and ``-<name>.png`` (ISM figures of two test positives, their planted sites in ``-sites.bed``),
+in ``benchmarks/results/<date>_<machine>/``.
 """
 
 from __future__ import annotations
@@ -137,12 +138,15 @@ def main(argv: list[str] | None = None) -> Path:
         seconds["learn"] = cli("bigbird_dna.motifs", "learn", "positives.h5", "--out", "report", "--jaspar-taxon",
                                args.jaspar_taxon, cwd=work)
         patterns = json.loads((work / "report" / "patterns.json").read_text())
-        report_dir = out.parent / "explain_planted_report"
-        if report_dir.exists():
-            shutil.rmtree(report_dir)
-        shutil.copytree(work / "report", report_dir, ignore=shutil.ignore_patterns("modisco.h5"))
-        shutil.copytree(work / "figures", report_dir / "figures")
-        (report_dir / "figures" / "sites.bed").write_text("".join(
+        # flat, beside the JSON (the results layout has no subfolders): the report, its patterns, and
+        # the figures of the first two positives with their planted sites
+        out.parent.mkdir(parents=True, exist_ok=True)
+        stem = out.with_suffix("").name
+        shutil.copy(work / "report" / "report.md", out.parent / f"{stem}-report.md")
+        shutil.copy(work / "report" / "patterns.json", out.parent / f"{stem}-patterns.json")
+        for figure, name in zip(sorted((work / "figures").glob("*.png")), names[:2]):
+            shutil.copy(figure, out.parent / f"{stem}-{name}.png")
+        (out.parent / f"{stem}-sites.bed").write_text("".join(
             f"{n}\t{a}\t{b}\n" for n in names[:2] for a, b in sites[n]))
     rows = patterns["patterns"]
     best = [{"pattern": r["name"], "seqlets": r["seqlets"], "best": r["matches"][0]["id"] if r["matches"] else None,

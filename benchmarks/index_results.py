@@ -74,6 +74,15 @@ HEADLINES = {  # the file name up to its first "-": one figure
         d["runs"][2]["bases_per_s"], d["runs"][0]["bases_per_s"]),
     "planted_motif": lambda d: ", ".join(f"{name} val AUROC {run['final_val_auroc']:.3f}"
                                          for name, run in d["runs"].items()),
+    "cpu_explain_memory": lambda d: "{} bp in {} s, peak RSS {:.2f}x the {} bp run's".format(
+        d["runs"][-1]["bases"], d["runs"][-1]["seconds"], d["peak_rss_ratio_longest_to_shortest"],
+        d["runs"][0]["bases"]),
+    "explain_planted": lambda d: "top-k in sites {} (untrained {}), test AUROC {:.3f}".format(
+        d["top_k_trained"]["mean_share_in_sites"], d["top_k_untrained"]["mean_share_in_sites"],
+        d["test_auroc"]["test/auroc"]),
+    "labelled_defaults": lambda d: ", ".join(
+        "{} model {:.3f}, LR {:.3f}, CNN {:.3f}".format(
+            name, *(t["verdict"]["mean"][k] for k in ("model", "kmer_lr", "cnn"))) for name, t in d["tasks"].items()),
     "host_path": lambda d: f"{d['rows'][0]['fwd_bwd_us']:.0f} us host time per fwd+bwd at T={d['rows'][0]['seq']}",
     "host_profile": lambda d: f"{d['host_ms_per_step']:.3f} ms host time per step at T={d['seq']}",
     "markov_learnability": lambda d: "best val {} bits/base".format(
