@@ -59,11 +59,3 @@ def train_in_process(tmp_path):
 
     return _train
 
-
-# The README's default command, run for minutes by these two files: first in the order, so that
-# under .ci/run's two workers they overlap the rest of the suite instead of ending it.
-LONGEST_FIRST = ("tests/learning/test_learns_context.py", "tests/train/test_default_demo.py")
-
-
-def pytest_collection_modifyitems(config, items):
-    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))  # stable: the rest keep their order
