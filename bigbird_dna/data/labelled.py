@@ -85,18 +85,26 @@ class LabelledSequenceCollator:
 
     Returns dicts of ``input_ids [B, T]`` int64 (``[CLS] seq [SEP]``, pad id 0 on the right, cut to
     ``max_tokens``), ``attention_mask [B, T]`` bool (True for real tokens) and ``labels
-    [B, num_labels]`` float32.
+    [B, num_labels]`` float32. With ``both_strands``, also ``rc_input_ids [B, T']`` and
+    ``rc_attention_mask [B, T']``: the reverse complements, tokenized the same way (under BPE or
+    k-mers the two strands may take different numbers of tokens).
     """
 
-    def __init__(self, tokenizer: DNATokenizer, max_tokens: int):
+    def __init__(self, tokenizer: DNATokenizer, max_tokens: int, both_strands: bool = False):
         self.tokenizer = tokenizer
         self.max_tokens = max_tokens
+        self.both_strands = both_strands
 
     def __call__(self, items: Sequence[tuple[str, np.ndarray]]) -> dict[str, torch.Tensor]:
         seqs, labels = zip(*items)
         input_ids, attention_mask, _ = encode_with_specials(self.tokenizer, seqs, self.max_tokens)
-        return {"input_ids": input_ids, "attention_mask": attention_mask,
-                "labels": torch.as_tensor(np.stack(labels), dtype=torch.float32)}
+        batch = {"input_ids": input_ids, "attention_mask": attention_mask,
+                 "labels": torch.as_tensor(np.stack(labels), dtype=torch.float32)}
+        if self.both_strands:
+            rc_ids, rc_mask, _ = encode_with_specials(self.tokenizer, [reverse_complement(s) for s in seqs],
+                                                      self.max_tokens)
+            batch.update(rc_input_ids=rc_ids, rc_attention_mask=rc_mask)
+        return batch
 
 
 class LabelledDataModule(DropsFullPaddingMasks, ResumesMidEpoch, L.LightningDataModule):
@@ -116,15 +124,19 @@ class LabelledDataModule(DropsFullPaddingMasks, ResumesMidEpoch, L.LightningData
             (:mod:`bigbird_dna.evaluation.baselines`; ``None``: defaults).
         reverse_complement_prob: share of training sequences read on the other strand each epoch
             (:class:`RandomStrand`); validation and test are never flipped. 0 = off.
+        eval_reverse_complement: score validation and test sequences on both strands and average
+            the two probabilities, as ``predict`` does by default (``--strands both``).
     """
 
     def __init__(self, datasets: dict[str, Dataset], batch_size: int, num_workers: int, seed: int,
-                 label_kind: str | None = None, baselines: dict | None = None, reverse_complement_prob: float = 0.0):
+                 label_kind: str | None = None, baselines: dict | None = None, reverse_complement_prob: float = 0.0,
+                 eval_reverse_complement: bool = False):
         super().__init__()
         check_loader_settings(batch_size, num_workers)
         if not 0.0 <= reverse_complement_prob <= 1.0:
             raise InputError(f"data.reverse_complement_prob={reverse_complement_prob} must be between 0 and 1.")
         self.reverse_complement_prob = float(reverse_complement_prob)
+        self.eval_reverse_complement = bool(eval_reverse_complement)
         for split in ("train", "val"):
             if split not in datasets or len(datasets[split]) == 0:
                 raise InputError(f"the {split} split has no sequences; check the data paths and split settings.")
@@ -194,7 +206,9 @@ class LabelledDataModule(DropsFullPaddingMasks, ResumesMidEpoch, L.LightningData
                 dataset = RandomStrand(dataset, self.reverse_complement_prob, seed=(self.seed, epoch, 1))
         settings = dict(batch_size=self.batch_size, shuffle=shuffle, generator=generator, num_workers=self.num_workers,
                         worker_init_fn=ignore_stop_signals, pin_memory=pins_memory(self.trainer),
-                        collate_fn=LabelledSequenceCollator(self.tokenizer, self.max_tokens))
+                        collate_fn=LabelledSequenceCollator(
+                            self.tokenizer, self.max_tokens,
+                            both_strands=split != "train" and self.eval_reverse_complement))
         if split == "train":  # resumable mid-epoch: a stopped fine-tune goes on with the batches not yet trained
             return ResumableMapLoader(dataset, epoch=epoch, pending=self.resume_position, **settings)
         return DataLoader(dataset, **settings)

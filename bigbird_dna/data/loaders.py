@@ -227,6 +227,8 @@ class DropsFullPaddingMasks:
     key-padding path: the same numbers, faster kernels, and no device sync to find out."""
 
     def on_before_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
-        if isinstance(batch, dict) and batch.get("attention_mask") is not None:
-            batch = dict(batch, attention_mask=padding_mask_or_none(batch["attention_mask"]))
+        if isinstance(batch, dict):
+            for key in ("attention_mask", "rc_attention_mask"):
+                if batch.get(key) is not None:
+                    batch = dict(batch, **{key: padding_mask_or_none(batch[key])})
         return batch

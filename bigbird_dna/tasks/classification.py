@@ -170,10 +170,16 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         return loss
 
     def _evaluate(self, split: str, batch: dict[str, torch.Tensor]) -> None:
+        """Loss and probabilities of one batch; a batch with ``rc_input_ids`` (the data's
+        ``eval_reverse_complement``) is scored on both strands, the loss and probabilities averaged."""
         logits = self(batch["input_ids"], batch["attention_mask"]).float()
-        self.mean_loss[split].update(self.loss(logits, batch["labels"]),
-                                                       batch["input_ids"].shape[0])
-        self._collected[split].append((self.probabilities(logits).cpu(), batch["labels"].cpu()))
+        loss, probs = self.loss(logits, batch["labels"]), self.probabilities(logits)
+        if "rc_input_ids" in batch:
+            rc_logits = self(batch["rc_input_ids"], batch.get("rc_attention_mask")).float()
+            loss = (loss + self.loss(rc_logits, batch["labels"])) / 2
+            probs = (probs + self.probabilities(rc_logits)) / 2
+        self.mean_loss[split].update(loss, batch["input_ids"].shape[0])
+        self._collected[split].append((probs.cpu(), batch["labels"].cpu()))
 
     def _evaluation_epoch_end(self, split: str) -> None:
         if not self._collected[split]:

@@ -40,23 +40,47 @@ def suggest(key: str, known: list[str]) -> str | None:
     return min(matches, key=len) if matches else None
 
 
-def unknown_key_hints(overrides: list[str]) -> list[str]:
-    """``"max_steps=20: did you mean trainer.max_steps=20?"`` for each override whose key the
-    default config lacks (overrides that add ``+`` or delete ``~`` keys are the user's own)."""
+def _reference_config(overrides: list[str]) -> Any:
+    """The config composed with the overrides' group choices (``data=promoter_labelled``,
+    ``model=hybrid_tiny``, ``+experiment=...``) and none of their keys; the default config when the
+    group choices themselves do not compose."""
+    from importlib.resources import files
+
     from hydra import compose, initialize_config_module
     from hydra.core.global_hydra import GlobalHydra
+    from hydra.errors import HydraException
 
-    GlobalHydra.instance().clear()
-    with initialize_config_module(version_base="1.3", config_module="bigbird_dna.conf"):
-        cfg = compose("train")
-    GlobalHydra.instance().clear()
+    groups = {entry.name for entry in files("bigbird_dna.conf").iterdir() if entry.is_dir()}
+    choices = [text for text in overrides if text.partition("=")[0].lstrip("+") in groups]
+    for attempt in (choices, []):
+        GlobalHydra.instance().clear()
+        try:
+            with initialize_config_module(version_base="1.3", config_module="bigbird_dna.conf"):
+                return compose("train", overrides=attempt)
+        except HydraException:
+            continue
+        finally:
+            GlobalHydra.instance().clear()
+    raise RuntimeError("the default config does not compose")
+
+
+def unknown_key_hints(overrides: list[str]) -> list[str]:
+    """``"max_steps=20: did you mean trainer.max_steps=20?"`` for each override whose key the
+    config (with the overrides' group choices) lacks, or ``"data.x=1: the config has no key
+    data.x"`` when no key is close (overrides that add ``+`` or delete ``~`` keys are the user's own)."""
+    cfg = _reference_config(overrides)
     known = config_keys(cfg)
     hints = []
     for text in overrides:
         key, sep, value = text.partition("=")
-        if not sep or key.startswith(("+", "~")) or "/" in key or OmegaConf.select(cfg, key) is not None:
+        if not sep or key.startswith(("+", "~", "hydra.")) or "/" in key or "." not in key and key in cfg:
+            continue
+        if OmegaConf.select(cfg, key, default=_MISSING) is not _MISSING:
             continue
         meant = suggest(key, known)
-        if meant is not None:
-            hints.append(f"{text}: did you mean {meant}={value}?")
+        hints.append(f"{text}: did you mean {meant}={value}?" if meant is not None
+                     else f"{text}: the config has no key {key}")
     return hints
+
+
+_MISSING = object()

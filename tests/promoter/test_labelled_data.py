@@ -76,3 +76,28 @@ def test_sequences_shorter_than_one_block_train_and_score(tiny_tokenizer):
     long = collate([("ACGT" * 300, [1.0])])
     assert torch.isfinite(model.predict_proba(long["input_ids"], long["attention_mask"])).all()
     assert torch.isfinite(model.predict_proba(short["input_ids"], short["attention_mask"])).all()
+
+
+def test_both_strand_evaluation_averages_the_reverse_complement(tiny_tokenizer):
+    """``eval_reverse_complement``: the collator adds each sequence's reverse complement, tokenized on its
+    own, and the task's val/test probability is the mean of the two strands', as ``predict`` gives."""
+    from bigbird_dna.genome.sequence import reverse_complement
+
+    seqs = ["AACCGGTTTACG", "GGGAAT", "ACGTTTGCA" * 20]
+    items = [(s, [float(i % 2)]) for i, s in enumerate(seqs)]
+    batch = LabelledSequenceCollator(tiny_tokenizer, max_tokens=256, both_strands=True)(items)
+    rc = LabelledSequenceCollator(tiny_tokenizer, max_tokens=256)([(reverse_complement(s), y) for s, y in items])
+    assert torch.equal(batch["rc_input_ids"], rc["input_ids"])
+    assert torch.equal(batch["rc_attention_mask"], rc["attention_mask"])
+    assert not torch.equal(batch["rc_input_ids"], batch["input_ids"])
+
+    torch.manual_seed(0)
+    model = PromoterTask({**TINY_MODEL, "vocab_size": tiny_tokenizer.vocab_size}, {}, num_labels=1).eval()
+    with torch.no_grad():
+        model._evaluate("val", batch)
+        forward = model.predict_proba(batch["input_ids"], batch["attention_mask"])
+        reverse = model.predict_proba(rc["input_ids"], rc["attention_mask"])
+    probs, labels = model._collected["val"][0]
+    assert torch.allclose(probs, (forward + reverse) / 2, atol=1e-6)
+    assert not torch.allclose(forward, reverse, atol=1e-4)  # the two strands differ, so the mean is a change
+    assert torch.equal(labels, batch["labels"])

@@ -120,3 +120,15 @@ def test_layout_plot_refuses_a_picture_that_would_not_fit_in_memory(tmp_path):
     assert result.stderr.startswith("error:") and "--block-size" in result.stderr
     assert not (tmp_path / "big.png").exists()
 
+
+
+def test_hints_read_the_chosen_groups():
+    """Keys of a chosen group (``data=promoter_labelled`` has ``data.train``) are not flagged, a bare
+    key beside them (``max_steps=3``) does not hide them, and a key nothing is close to is named."""
+    from bigbird_dna.training.overrides import unknown_key_hints
+
+    hints = unknown_key_hints(["task=promoter", "data=promoter_labelled", "data.train=x.tsv", "max_steps=3",
+                               "data.fastaa=1", "data.no_such_setting=1", "hydra.run.dir=/tmp/run"])
+    assert hints == ["max_steps=3: did you mean trainer.max_steps=3?",
+                     "data.fastaa=1: the config has no key data.fastaa",
+                     "data.no_such_setting=1: the config has no key data.no_such_setting"], hints

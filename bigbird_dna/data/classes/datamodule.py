@@ -135,7 +135,9 @@ class SequenceClassData(LabelledDataModule):
                            f"the test set {_describe(sources['test'])}")
         self._check_every_class(val, what)
         super().__init__({"train": train, "val": val, "test": test}, data["batch_size"], data["num_workers"], seed,
-                         baselines=data.get("baselines"))
+                         baselines=data.get("baselines"),
+                         reverse_complement_prob=data.get("reverse_complement_prob", 0.0),
+                         eval_reverse_complement=data.get("eval_reverse_complement", False))
         self.label_kind = "multiclass"  # one-hot [N, C] labels (what the reference baselines score)
         self.layout = found.layout
         self.counts = {split: class_counts(ds, self.class_names) for split, ds in self.datasets.items() if len(ds)}

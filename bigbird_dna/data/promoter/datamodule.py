@@ -197,7 +197,9 @@ class LabelledPromoterData(LabelledDataModule):
             train, val = Subset(train, kept), Subset(train, held_out)
         test = read_labelled(data["test"], *columns) if data.get("test") else []
         super().__init__({"train": train, "val": val, "test": test}, data["batch_size"], data["num_workers"], seed,
-                         baselines=data.get("baselines"))
+                         baselines=data.get("baselines"),
+                         reverse_complement_prob=data.get("reverse_complement_prob", 0.0),
+                         eval_reverse_complement=data.get("eval_reverse_complement", False))
         self.counts = {split: len(ds) for split, ds in self.datasets.items()}
         if is_main_process:
             write_text_atomic(Path(run_dir) / "split_manifest.json", json.dumps({

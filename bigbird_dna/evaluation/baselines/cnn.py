@@ -92,7 +92,7 @@ def _val_loss(probs: torch.Tensor, labels: np.ndarray, kind: str) -> float:
 
 def train_cnn(train: CodedSet, val: CodedSet, kind: str, device: torch.device | str = "cpu", seed: int = 0,
               max_epochs: int = 30, patience: int = 3, max_seconds: float | None = None, lr: float = 1e-3,
-              weight_decay: float = 1e-2) -> CNNResult:
+              weight_decay: float = 1e-2, widths: tuple[int, ...] = (15, 7, 5)) -> CNNResult:
     """Train a :class:`SmallCNN` on ``train``, early-stopped on ``val`` loss (both strands).
 
     Args:
@@ -100,13 +100,15 @@ def train_cnn(train: CodedSet, val: CodedSet, kind: str, device: torch.device | 
         kind: the label kind (the loss: softmax cross-entropy or sigmoid BCE).
         max_epochs, patience: stop after ``max_epochs``, or ``patience`` epochs without a lower val loss.
         max_seconds: stop at the first batch past this many seconds (``None``: no limit).
+        widths: the convolutions' widths (:class:`SmallCNN`); ``(w,)`` is a plain one-layer CNN with
+            global max pooling, which sees which motifs occur but not where or in what order.
     """
     device = torch.device(device)
     started = time.monotonic()
     rng = np.random.default_rng(seed)
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(seed)
-        model = SmallCNN(train.labels.shape[1]).to(device)
+        model = SmallCNN(train.labels.shape[1], widths=widths).to(device)
         optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
         rc_codes = reverse_complement_codes(train.codes, train.lengths)
         step = batch_rows(train.codes.shape[1])
