@@ -73,10 +73,11 @@ def train(work: Path, task: Path, seed: int, overrides: list[str]) -> dict:
             "wall_seconds": round(time.perf_counter() - started, 1)}
 
 
-def plain_cnn(task: Path, seed: int, width: int = 21) -> float:
-    """Test AUROC of a one-layer CNN with global max pooling (64 filters of ``width`` bp), trained on the
-    task folder's train split and early-stopped on val, as the small CNN is: the control that sees which
-    motifs occur but not their order or spacing."""
+def extra_cnn(task: Path, seed: int, widths: tuple[int, ...], both_strands: bool) -> float:
+    """Test AUROC of a :class:`~bigbird_dna.evaluation.baselines.cnn.SmallCNN` of ``widths`` trained on the
+    task folder's train split and early-stopped on val, as the summary's CNN is. ``(21,)`` is the plain
+    control: one convolution and a global max pool, which sees which motifs occur but not their order
+    or spacing; ``both_strands=False`` keeps every sequence on its given strand (oriented tasks)."""
     import numpy as np
     import torch
 
@@ -91,36 +92,67 @@ def plain_cnn(task: Path, seed: int, width: int = 21) -> float:
         return CodedSet(codes, lengths, np.array([[float(r["label"])] for r in rows], dtype=np.float32))
 
     train_set, val_set, test_set = coded("train"), coded("val"), coded("test")
-    result = train_cnn(train_set, val_set, "binary", "cpu", seed, widths=(width,))
-    probs = predict_cnn(result.model, test_set, "binary", torch.device("cpu"))
+    result = train_cnn(train_set, val_set, "binary", "cpu", seed, widths=widths, both_strands=both_strands)
+    probs = predict_cnn(result.model, test_set, "binary", torch.device("cpu"), both_strands)
     return round(float(classification_metrics(probs, torch.from_numpy(test_set.labels), "binary")["auroc"]), 4)
+
+
+EXTRA = {"plain_cnn": ((21,), True), "cnn_given_strand": ((15, 7, 5), False)}
 
 
 def verdict(runs: list[dict]) -> dict:
     """Means over seeds and whether the model wins: mean above both, no seed below either."""
-    keys = ("model", "kmer_lr", "cnn") + (("plain_cnn",) if "plain_cnn" in runs[0] else ())
+    keys = ("model", "kmer_lr", "cnn") + tuple(k for k in EXTRA if k in runs[0])
     mean = {k: round(statistics.mean(r[k] for r in runs), 4) for k in keys}
     sd = round(statistics.stdev(r["model"] for r in runs), 4) if len(runs) > 1 else None
-    wins = all(r["model"] > r["kmer_lr"] and r["model"] > r["cnn"] for r in runs)
+    # the plain CNN is a control of the spacing task, not a baseline; every other one must lose on every seed
+    rivals = [k for k in keys if k not in ("model", "plain_cnn")]
+    wins = all(r["model"] > r[k] for r in runs for k in rivals)
     return {"mean": mean, "model_sd": sd, "wins": wins,
             "mean_run_seconds": round(statistics.mean(r["run_seconds"] for r in runs), 1)}
 
 
 def table(results: dict) -> str:
-    lines = ["| task | train / val / test | model (mean ± sd) | k-mer LR | small CNN | plain CNN (1 conv, global max) "
-             "| model − CNN | per seed (model / LR / CNN) | wins | run s (of which baselines) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| task | train / val / test | model (mean ± sd) | k-mer LR | small CNN | small CNN, given strand "
+             "| plain CNN (1 conv, global max) | model − best CNN | per seed (model / LR / CNN) | wins "
+             "| run s (of which baselines) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, task in results.items():
         v, runs = task["verdict"], task["runs"]
         seeds = "; ".join(f"{r['model']:.3f} / {r['kmer_lr']:.3f} / {r['cnn']:.3f}" for r in runs)
         base = statistics.mean(r["baseline_seconds"] for r in runs)
         sd = f" ± {v['model_sd']:.3f}" if v["model_sd"] is not None else ""
         plain = f"{v['mean']['plain_cnn']:.3f}" if "plain_cnn" in v["mean"] else "–"
+        given = f"{v['mean']['cnn_given_strand']:.3f}" if "cnn_given_strand" in v["mean"] else "–"
+        best_cnn = max(v["mean"]["cnn"], v["mean"].get("cnn_given_strand", 0.0))
         lines.append(f"| {name} | {' / '.join(str(n) for n in task['rows'].values())} | {v['mean']['model']:.3f}{sd} "
-                     f"| {v['mean']['kmer_lr']:.3f} | {v['mean']['cnn']:.3f} | {plain} "
-                     f"| {v['mean']['model'] - v['mean']['cnn']:+.3f} | {seeds} "
+                     f"| {v['mean']['kmer_lr']:.3f} | {v['mean']['cnn']:.3f} | {given} | {plain} "
+                     f"| {v['mean']['model'] - best_cnn:+.3f} | {seeds} "
                      f"| {'yes' if v['wins'] else 'NO'} | {v['mean_run_seconds']:.0f} ({base:.0f}) |")
     return "\n".join(lines) + "\n"
+
+
+def add_controls(args: argparse.Namespace) -> Path:
+    """``--add-controls``: the control CNNs of ``--task`` NAMEs, added to an existing results file."""
+    data = json.loads(args.add_controls.read_text())
+    folders = dict(spec.split("=", 1) for spec in args.task)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, entry in data["tasks"].items():
+            wanted = [key for key, names in (("plain_cnn", args.plain_cnn), ("cnn_given_strand", args.given_strand_cnn))
+                      if name in names]
+            if not wanted:
+                continue
+            task = Path(tmp) / name
+            task.mkdir()
+            for split, count in entry["rows"].items():
+                subsample(Path(folders[name]) / f"{split}.tsv", task / f"{split}.tsv", count)
+            for run in entry["runs"]:
+                for key in wanted:
+                    run[key] = extra_cnn(task, run["seed"], *EXTRA[key])
+                print(name, json.dumps(run), flush=True)
+            entry["verdict"] = verdict(entry["runs"])
+    data.setdefault("controls_added_by", []).append(script_command(__file__, None))
+    args.add_controls.with_suffix(".md").write_text(table(data["tasks"]))
+    return write_json(args.add_controls, data)
 
 
 def main(argv: list[str] | None = None) -> Path:
@@ -133,9 +165,16 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("--override", action="append", default=[], help="a train override, repeatable")
     parser.add_argument("--plain-cnn", action="append", default=[], metavar="NAME",
                         help="also train a one-layer CNN with global max pooling on task NAME (repeatable)")
+    parser.add_argument("--given-strand-cnn", action="append", default=[], metavar="NAME",
+                        help="also train the small CNN on the given strand only (oriented task NAME; repeatable)")
     parser.add_argument("--tag", default="", help="suffix of the results files")
+    parser.add_argument("--add-controls", type=Path, metavar="JSON",
+                        help="add --plain-cnn/--given-strand-cnn columns to this results file's runs (the same "
+                             "rows: the subsample is seeded) without training the model again, and rewrite it")
     add_out_argument(parser, "labelled_defaults")
     args = parser.parse_args(argv)
+    if args.add_controls:
+        return add_controls(args)
     out = args.out or default_out("labelled_defaults" + (f"-{args.tag}" if args.tag else ""))
     before, results = machine(), {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -150,8 +189,9 @@ def main(argv: list[str] | None = None) -> Path:
             runs = []
             for seed in args.seeds:
                 runs.append(train(work, task, seed, args.override))
-                if name in args.plain_cnn:
-                    runs[-1]["plain_cnn"] = plain_cnn(task, seed)
+                for key, wanted in (("plain_cnn", args.plain_cnn), ("cnn_given_strand", args.given_strand_cnn)):
+                    if name in wanted:
+                        runs[-1][key] = extra_cnn(task, seed, *EXTRA[key])
                 print(name, json.dumps(runs[-1]), flush=True)
             results[name] = {"source": str(folder), "rows": rows, "runs": runs, "verdict": verdict(runs)}
     markdown = table(results)

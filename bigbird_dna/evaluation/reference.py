@@ -34,6 +34,10 @@ def reference_metrics(datamodule: Any, device: torch.device | str = "cpu") -> di
     if isinstance(datamodule, GenomeMLMDataModule):
         return chain_metrics(datamodule)
     if isinstance(datamodule, LabelledDataModule):
+        # the CNN reads strands as the model does: both when the data flips or averages them
+        # (chromatin data always scores both), the given strand for oriented data
+        both = (getattr(datamodule, "reverse_complement_prob", 0.0) > 0
+                or getattr(datamodule, "eval_reverse_complement", True))
         return run_baselines(datamodule.datasets, datamodule.label_kind, datamodule.baselines, device,
-                             datamodule.seed)
+                             datamodule.seed, both_strands=both)
     return {}

@@ -62,7 +62,7 @@ def test_epdnew_path_trains_with_chromosome_holdout_and_exports(three_chromosome
         positives = samples[split]["positives"]
         assert positives > 0 and samples[split]["negatives"] == positives + round(0.5 * positives)
     export = load_export(run_dir / "export", task="promoter")
-    assert export.state_dict["head.out.weight"].shape == (1, 32)
+    assert export.state_dict["head.out.weight"].shape == (1, 64)  # mean_max pooling: mean and max of 32 channels
     ckpt = torch.load(run_dir / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=True)
     assert ckpt["hyper_parameters"]["num_labels"] == 1 and ckpt["tokenizer_json"]
 

@@ -4,7 +4,8 @@ One-hot input ``[B, 4, L]`` (N and padding are all-zero columns), three convolut
 of widths 15, 7, 5, each with batch norm and ReLU, max-pool 2 after the first two), a global max
 pool, dropout and a linear layer to ``C`` logits. Trained with AdamW on both strands (each training
 row is reverse-complemented with probability 1/2) and evaluated on both (the two strands'
-probabilities averaged). Early stopping on the validation loss (patience 3) keeps the best epoch's
+probabilities averaged), or, for oriented data, on the given strand only (``both_strands``).
+Early stopping on the validation loss (patience 3) keeps the best epoch's
 weights; a time limit ends training at the first batch past it (that partial epoch is still
 validated and may be kept). Seeded, and without touching
 the global RNG state.
@@ -72,16 +73,18 @@ class CNNResult:
 
 
 @torch.no_grad()
-def predict_cnn(model: SmallCNN, data: CodedSet, kind: str, device: torch.device) -> torch.Tensor:
-    """Probabilities ``[N, C]`` (CPU), the mean of the forward and reverse-complement strands'."""
+def predict_cnn(model: SmallCNN, data: CodedSet, kind: str, device: torch.device, both_strands: bool = True
+                ) -> torch.Tensor:
+    """Probabilities ``[N, C]`` (CPU): the mean of the forward and reverse-complement strands', or
+    (``both_strands`` False) the given strand's."""
     model.eval()
     out = []
     step = batch_rows(data.codes.shape[1], 256)
     for lo in range(0, len(data), step):
         part = data.subset(np.arange(lo, min(lo + step, len(data))))
-        rc = reverse_complement_codes(part.codes, part.lengths)
-        probs = [probabilities(model(one_hot(c, device)).float(), kind) for c in (part.codes, rc)]
-        out.append(((probs[0] + probs[1]) / 2).cpu())
+        strands = [part.codes] + ([reverse_complement_codes(part.codes, part.lengths)] if both_strands else [])
+        probs = [probabilities(model(one_hot(c, device)).float(), kind) for c in strands]
+        out.append((sum(probs) / len(probs)).cpu())
     return torch.cat(out) if out else torch.zeros(0, model.out.out_features)
 
 
@@ -92,7 +95,8 @@ def _val_loss(probs: torch.Tensor, labels: np.ndarray, kind: str) -> float:
 
 def train_cnn(train: CodedSet, val: CodedSet, kind: str, device: torch.device | str = "cpu", seed: int = 0,
               max_epochs: int = 30, patience: int = 3, max_seconds: float | None = None, lr: float = 1e-3,
-              weight_decay: float = 1e-2, widths: tuple[int, ...] = (15, 7, 5)) -> CNNResult:
+              weight_decay: float = 1e-2, widths: tuple[int, ...] = (15, 7, 5), both_strands: bool = True
+              ) -> CNNResult:
     """Train a :class:`SmallCNN` on ``train``, early-stopped on ``val`` loss (both strands).
 
     Args:
@@ -102,6 +106,8 @@ def train_cnn(train: CodedSet, val: CodedSet, kind: str, device: torch.device | 
         max_seconds: stop at the first batch past this many seconds (``None``: no limit).
         widths: the convolutions' widths (:class:`SmallCNN`); ``(w,)`` is a plain one-layer CNN with
             global max pooling, which sees which motifs occur but not where or in what order.
+        both_strands: train on random strands and validate on both (True), or keep every sequence
+            on its given strand (False: oriented sequences, such as promoters on their gene's strand).
     """
     device = torch.device(device)
     started = time.monotonic()
@@ -121,7 +127,7 @@ def train_cnn(train: CodedSet, val: CodedSet, kind: str, device: torch.device | 
                 rows = order[lo:lo + step]
                 if len(rows) < 2:  # batch norm needs two rows
                     continue
-                flip = rng.random(len(rows)) < 0.5
+                flip = rng.random(len(rows)) < (0.5 if both_strands else 0.0)
                 codes = np.where(flip[:, None], rc_codes[rows], train.codes[rows])
                 codes = codes[:, :int(train.lengths[rows].max())]  # pad to this batch's longest
                 labels = torch.from_numpy(train.labels[rows]).to(device)
@@ -132,7 +138,7 @@ def train_cnn(train: CodedSet, val: CodedSet, kind: str, device: torch.device | 
                 out_of_time = max_seconds is not None and time.monotonic() - started > max_seconds
                 if out_of_time:  # validate what there is, then stop
                     break
-            losses.append(_val_loss(predict_cnn(model, val, kind, device), val.labels, kind))
+            losses.append(_val_loss(predict_cnn(model, val, kind, device, both_strands), val.labels, kind))
             if losses[-1] < best_loss:
                 best_loss, best_epoch, best_state = losses[-1], epoch, copy.deepcopy(model.state_dict())
             log.debug("CNN baseline epoch %d: val loss %.4f", epoch, losses[-1])

@@ -8,7 +8,8 @@ Keys (``<split>`` is ``test`` or ``val``): ``baseline/split``, ``baseline/second
 ``baseline/train_samples``, ``baseline/eval_samples``; ``baseline/kmer_lr/<split>_<metric>``,
 ``baseline/kmer_lr/k``, ``baseline/kmer_lr/l2``, ``baseline/kmer_lr/k_max_tried``,
 ``baseline/kmer_lr/seconds``; ``baseline/cnn/<split>_<metric>``, ``baseline/cnn/epochs``,
-``baseline/cnn/best_epoch``, ``baseline/cnn/stopped``, ``baseline/cnn/seconds``; metrics as in
+``baseline/cnn/best_epoch``, ``baseline/cnn/stopped``, ``baseline/cnn/strands`` (``both`` or
+``given``), ``baseline/cnn/seconds``; metrics as in
 :mod:`bigbird_dna.evaluation.metrics`. When the baselines cannot run: ``baseline/skipped`` with the reason.
 """
 
@@ -54,7 +55,7 @@ def _skip(reason: str) -> dict[str, Any]:
 
 
 def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mapping[str, Any] | None = None,
-                  device: torch.device | str = "cpu", seed: int = 0) -> dict[str, Any]:
+                  device: torch.device | str = "cpu", seed: int = 0, both_strands: bool = True) -> dict[str, Any]:
     """Train and score both baselines; returns the flat keys listed in the module docstring.
 
     Args:
@@ -64,6 +65,8 @@ def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mappin
         settings: the ``data.baselines`` config (see :data:`DEFAULTS`).
         device: where to train (the run's device).
         seed: seeds the subsampling and the CNN.
+        both_strands: the CNN trains and scores on both strands (as the model does when its data
+            flips or averages strands), else on the given strand only (oriented data).
     """
     cfg = baseline_settings(settings)
     if not cfg["enabled"]:
@@ -83,7 +86,7 @@ def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mappin
         out: dict[str, Any] = {"baseline/split": split, "baseline/train_samples": len(train),
                                "baseline/eval_samples": len(evaluated)}
         out.update(_kmer_lr(train, val, evaluated, split, label_kind, device, int(cfg["kmer_max_k"])))
-        out.update(_cnn(train, val, evaluated, split, label_kind, device, seed, cfg))
+        out.update(_cnn(train, val, evaluated, split, label_kind, device, seed, cfg, both_strands))
         out["baseline/seconds"] = round(timing.elapsed(), 1)
         timing.detail = (f"k-mer LR and small CNN trained on {len(train):,} rows, scored on {len(evaluated):,} "
                          f"{split} rows")
@@ -115,15 +118,16 @@ def _kmer_lr(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, ki
 
 
 def _cnn(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, kind: str, device: torch.device | str,
-         seed: int, cfg: dict[str, Any]) -> dict[str, Any]:
+         seed: int, cfg: dict[str, Any], both_strands: bool = True) -> dict[str, Any]:
     started = time.monotonic()
     result = train_cnn(train, val, kind, device, seed, max_epochs=int(cfg["cnn_max_epochs"]),
-                       max_seconds=cfg["cnn_max_seconds"])
-    metrics = classification_metrics(predict_cnn(result.model, evaluated, kind, torch.device(device)),
+                       max_seconds=cfg["cnn_max_seconds"], both_strands=both_strands)
+    metrics = classification_metrics(predict_cnn(result.model, evaluated, kind, torch.device(device), both_strands),
                                      torch.from_numpy(evaluated.labels), kind)
     seconds = time.monotonic() - started
     log.info("small CNN baseline: %d epochs (best %d, stopped by %s), %s AUROC %.4f, %.1f s on %d train rows",
              result.epochs, result.best_epoch, result.stopped, split, metrics["auroc"], seconds, len(train))
     return {**_prefixed("cnn", split, metrics), "baseline/cnn/epochs": result.epochs,
             "baseline/cnn/best_epoch": result.best_epoch, "baseline/cnn/stopped": result.stopped,
+            "baseline/cnn/strands": "both" if both_strands else "given",
             "baseline/cnn/seconds": round(seconds, 1)}
