@@ -149,7 +149,8 @@ def main(argv: list[str] | None = None) -> Path:
         (out.parent / f"{stem}-sites.bed").write_text("".join(
             f"{n}\t{a}\t{b}\n" for n in names[:2] for a, b in sites[n]))
     rows = patterns["patterns"]
-    best = [{"pattern": r["name"], "seqlets": r["seqlets"], "best": r["matches"][0]["id"] if r["matches"] else None,
+    best = [{"pattern": r["name"], "seqlets": r["seqlets"],
+             "best": r["matches"][0]["motif_id"] if r["matches"] else None,
              "q_value": r["matches"][0]["q_value"] if r["matches"] else None} for r in rows]
     recovered = {m: any(b["best"] and b["best"].split(".")[0] == m.split(".")[0] for b in best) for m in args.motifs}
     result = {"benchmark": "explain_planted", "rule": args.rule, "motifs": args.motifs, "num": args.num,

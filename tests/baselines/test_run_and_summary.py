@@ -41,6 +41,19 @@ def test_reference_metrics_keys(baselines, planted):
     assert 1 <= baselines["baseline/kmer_lr/k"] <= 4 and baselines["baseline/kmer_lr/l2"] > 0
     assert 1 <= baselines["baseline/cnn/best_epoch"] <= baselines["baseline/cnn/epochs"] <= 5
     assert baselines["baseline/seconds"] > 0
+    assert baselines["baseline/cnn/strands"] == "given"  # the module neither flips nor averages strands
+
+
+def test_the_cnn_reads_strands_as_the_data_does(planted, monkeypatch):
+    """Strand augmentation or both-strand evaluation in the data: the CNN trains and scores on both."""
+    import bigbird_dna.evaluation.baselines.run as run_module
+
+    seen = []
+    monkeypatch.setattr(run_module, "_cnn", lambda *args: seen.append(args[-1]) or {})
+    monkeypatch.setattr(run_module, "_kmer_lr", lambda *args: {})
+    for settings in ({}, {"reverse_complement_prob": 0.5}, {"eval_reverse_complement": True}):
+        reference_metrics(LabelledDataModule(planted, batch_size=8, num_workers=0, seed=0, baselines=FAST, **settings))
+    assert seen == [False, True, True]
 
 
 def test_a_broken_model_does_not_beat_the_baselines(baselines, planted):
