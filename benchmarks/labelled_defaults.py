@@ -13,8 +13,10 @@ exactly as a user runs it; the run's own summary gives the model's test AUROC, b
 baselines are retrained for every seed, on the same rows) and the seconds of the whole run.
 
 Results: ``labelled_defaults[-TAG].json`` and ``.md`` in ``benchmarks/results/<date>_<machine>/``:
-per task, per seed and the mean, with "wins" true only if the mean beats both baselines and no seed
-is below either.
+per task, per seed and the mean, with "wins" true only if on every seed the model beats every
+baseline present: the k-mer LR, the summary's CNN and, with ``--given-strand-cnn``, the small CNN on
+the given strand. ``--plain-cnn`` adds a one-convolution, global-max CNN: a control of the spacing
+task (it sees which motifs occur, not their order), not a baseline to beat.
 """
 
 from __future__ import annotations
