@@ -97,7 +97,7 @@ def train_cnn(train: CodedSet, val: CodedSet, kind: str, device: torch.device | 
               max_epochs: int = 30, patience: int = 3, max_seconds: float | None = None, lr: float = 1e-3,
               weight_decay: float = 1e-2, widths: tuple[int, ...] = (15, 7, 5), both_strands: bool = True
               ) -> CNNResult:
-    """Train a :class:`SmallCNN` on ``train``, early-stopped on ``val`` loss (both strands).
+    """Train a :class:`SmallCNN` on ``train``, early-stopped on ``val`` loss (scored as ``both_strands`` says).
 
     Args:
         train, val: coded sequences with labels ``[N, C]``.
@@ -116,7 +116,7 @@ def train_cnn(train: CodedSet, val: CodedSet, kind: str, device: torch.device | 
         torch.manual_seed(seed)
         model = SmallCNN(train.labels.shape[1], widths=widths).to(device)
         optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-        rc_codes = reverse_complement_codes(train.codes, train.lengths)
+        rc_codes = reverse_complement_codes(train.codes, train.lengths) if both_strands else train.codes
         step = batch_rows(train.codes.shape[1])
         best_state, best_loss, best_epoch, losses, stopped = None, float("inf"), 0, [], "max_epochs"
         for epoch in range(1, max_epochs + 1):
