@@ -223,7 +223,7 @@ class BigBirdEncoder(nn.Module):
         x = self.token_embedding(input_ids)
         input_mask, skip = attention_mask, None
         if self.stem is not None:
-            x, attention_mask, skip = self.stem.down(x, attention_mask)
+            x, attention_mask, skip = self.stem.down(x, attention_mask, self._folded_tokens(input_ids))
         x = self.dropout(self._positions_and_norm(x))
         extra = 0 if self.global_tokens is None else self.global_tokens.shape[0]
         if extra:
@@ -244,6 +244,14 @@ class BigBirdEncoder(nn.Module):
         if self.stem is not None:
             x = self.stem.up(x, skip, input_mask)  # [B, T, hidden] at every input token
         return self.final_norm(x if rows is None else x[:, rows])
+
+    def _folded_tokens(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """``(input_ids, token embedding weight)`` for the stem's folded motif convolution
+        (:meth:`~bigbird_dna.model.stem.HybridStem.motif_scores`) in training when the vocabulary is
+        narrower than the hidden size, else ``None``. Evaluation keeps convolving the embedding's
+        output, which attributions replace through a hook on the token embedding."""
+        weight = self.token_embedding.weight
+        return (input_ids, weight) if self.training and weight.shape[0] < weight.shape[1] else None
 
     def compile_layers(self, **options) -> None:
         """``torch.compile`` each layer in place (``options``: ``torch.compile``'s, e.g. ``mode``).

@@ -193,3 +193,23 @@ def test_the_triton_backend_matches_the_torch_backend_forward_and_backward():
     torch.testing.assert_close(got[0], want[0], atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(got[1], want[1], atol=1e-3, rtol=1e-3)
     torch.testing.assert_close(got[2], want[2], atol=1e-3, rtol=1e-3)
+
+
+def test_the_folded_motif_convolution_of_training_equals_the_convolution_of_the_embeddings():
+    """Training folds the token embedding into the motif detectors' weights; the scores and every
+    gradient (the embedding's included) match convolving the embeddings, as evaluation does."""
+    encoder = BigBirdEncoder(hybrid_config(pool=4)).train()
+    ids, mask = rows([154, 90, 40], width=154)
+    body = mask & (torch.arange(154) >= 1) & (torch.arange(154) < mask.sum(1, keepdim=True) - 1)
+    assert encoder._folded_tokens(ids) is not None and encoder.eval()._folded_tokens(ids) is None
+    stem, weight = encoder.stem, encoder.token_embedding.weight
+    grads = []
+    for tokens in (None, (ids, weight)):
+        encoder.zero_grad()
+        scores = stem.motif_scores(encoder.token_embedding(ids), body, tokens)
+        (scores * torch.linspace(-1, 1, scores.numel()).view_as(scores)).sum().backward()
+        grads.append((scores.detach(), weight.grad.clone(), stem.motifs.weight.grad.clone(),
+                      stem.motifs.bias.grad.clone()))
+    for plain, folded in zip(*grads):
+        torch.testing.assert_close(folded, plain, rtol=1e-4, atol=1e-5)
+    assert grads[0][0][~body].abs().max() > 0  # the bias is added everywhere, in both
