@@ -72,6 +72,7 @@ from bigbird_dna.training.run_record import (
     resolve_checkpoint,
     restore_tokenizer,
 )
+from bigbird_dna.training.small_sets import apply_small_set_plan, summary_entry
 
 log = logging.getLogger("bigbird_dna.train")
 register_resolvers()
@@ -138,15 +139,16 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
             log.info("effective batch size: %(effective_batch_size)d windows per optimizer step = "
                      "%(batch_size_per_device)d per device x %(devices)d devices x %(num_nodes)d nodes x "
                      "%(accumulate_grad_batches)d accumulated batches", batch)
+    small_set = apply_small_set_plan(trainer, datamodule, to_plain(cfg.task).get("schedule"))
     length = f"to step {trainer.max_steps}" if trainer.max_steps > 0 else f"up to {trainer.max_epochs} epochs"
     with phase("fit", length):
         trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path)
 
     checkpoint = next(c for c in trainer.checkpoint_callbacks if isinstance(c, ModelCheckpoint))
     last = save_final_state(trainer, checkpoint, run_dir)
-    best = checkpoint.best_model_path or last
+    best = last if small_set is not None and small_set.keep_last else checkpoint.best_model_path or last
     # An explicit checkpoint: with none, Lightning on SLURM would validate the newest hpc_ckpt_*.
-    with phase("validate", f"best checkpoint {best}"):
+    with phase("validate", f"{'last' if best == last else 'best'} checkpoint {best}"):
         final = trainer.validate(module, datamodule=datamodule, ckpt_path=best, weights_only=True, verbose=False)[0]
     tested = _test(trainer, module, datamodule, best) if cfg.get("test", True) else {}
     summary = {
@@ -155,6 +157,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
         **{k: float(v) for k, v in final.items()},
         **tested,
         **(batch or {}),
+        **summary_entry(small_set),
         "best_checkpoint": best,
         "last_checkpoint": last,
         "export": None,

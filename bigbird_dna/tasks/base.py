@@ -26,6 +26,21 @@ def summary_table(title: str, rows: list[tuple[str, str]]) -> str:
     return "\n".join(["", title, *(f"  {k:<{width}}  {v}" for k, v in rows)])
 
 
+def checkpoint_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The summary rows of the checkpoint that was tested and exported: the best on validation, or
+    the last state when the validation set was too small to choose on (``small_set``), and the
+    stretched schedule of a small training set."""
+    small = summary.get("small_set") or {}
+    rows = []
+    if small.get("epochs"):
+        rows.append(("small training set", f"{small['train_sequences']} sequences: {small['epochs']} epochs of "
+                                           f"{small['steps_per_epoch']} steps (task.schedule.min_steps)"))
+    if small.get("keep_last"):
+        return rows + [("last checkpoint", f"{summary['best_checkpoint']}  (tested and exported: "
+                                           f"{small['val_sequences']} validation sequences are too few to choose on)")]
+    return rows + [("best checkpoint", summary["best_checkpoint"])]
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """The closing lines of a run: every metric of ``summary``."""
     return summary_table("Training finished", [(k, f"{v:.4f}" if isinstance(v, float) else str(v))

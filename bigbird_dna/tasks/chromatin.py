@@ -26,7 +26,7 @@ from bigbird_dna.data.chromatin.datamodule import ChromatinDataModule
 from bigbird_dna.evaluation.metrics import per_label_metrics
 from bigbird_dna.evaluation.summary import baseline_rows
 from bigbird_dna.model.outputs import SIGMOID, ModelOutput, default_names, read_names
-from bigbird_dna.tasks.base import summary_table
+from bigbird_dna.tasks.base import checkpoint_rows, summary_table
 from bigbird_dna.tasks.chromatin_report import (
     average_strands,
     parse_groups,
@@ -52,7 +52,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         *baseline_rows(summary, metric="auroc_median", label="median AUROC"),
         ("per-label results", str(Path(summary["run_dir"]) / "chromatin_val_labels.tsv")),
         ("plot", str(Path(summary["run_dir"]) / "chromatin_val_auroc.png")),
-        ("best checkpoint", summary["best_checkpoint"]),
+        *checkpoint_rows(summary),
         ("export", summary["export"]),
         ("time", f"{summary['seconds']:.0f} s"),
     ]

@@ -52,7 +52,10 @@ class LineProgress(ProgressBar):
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         step = trainer.global_step
-        last = step == trainer.max_steps or (trainer.max_steps <= 0 and batch_idx + 1 == trainer.num_training_batches)
+        epoch_end = trainer.max_steps <= 0 and batch_idx + 1 == trainer.num_training_batches
+        # each epoch's end, unless epochs are shorter than the interval (a small set's many short epochs)
+        last = step == trainer.max_steps or (epoch_end and (trainer.num_training_batches >= self._interval
+                                                            or trainer.current_epoch + 1 == trainer.max_epochs))
         due = step % self._interval == 0 or step == self._first or last
         if not self._enabled or not due or step == self._last_shown:
             return

@@ -1,0 +1,63 @@
+"""Small labelled sets (``task.schedule.min_steps`` and ``min_val_sequences``): enough optimizer
+steps, and no early stopping or checkpoint choice on a handful of validation sequences."""
+
+from __future__ import annotations
+
+import pytest
+
+from bigbird_dna.model.export import load_export
+from bigbird_dna.tasks.base import checkpoint_rows
+from bigbird_dna.training.small_sets import plan_small_set, summary_entry
+from tests.conftest import LAMBDA
+
+
+def test_a_small_training_set_trains_more_epochs_and_validates_about_as_often_as_configured():
+    plan = plan_small_set(train_sequences=90, val_sequences=10, batch_per_step=32, max_epochs=6, min_steps=600,
+                          min_val_sequences=200)
+    assert (plan.steps_per_epoch, plan.epochs, plan.validate_every, plan.keep_last) == (3, 200, 33, True)
+    assert plan.epochs * plan.steps_per_epoch >= 600
+    assert summary_entry(plan)["small_set"]["epochs"] == 200
+
+
+def test_a_large_set_is_left_as_configured_and_null_turns_each_rule_off():
+    plan = plan_small_set(6000, 1000, 32, 6, 600, 200)
+    assert not plan.changes and summary_entry(plan) == {}
+    assert plan_small_set(90, 10, 32, 6, None, None).changes is False
+    assert plan_small_set(90, 10, 32, 6, 600, None).keep_last is False
+    assert plan_small_set(90, 500, 32, 6, 600, 200).keep_last is False
+    # per step: batch x devices x accumulation; the short last batch of an epoch is a step too
+    assert plan_small_set(100, 500, 64, 1, 10, None).steps_per_epoch == 2
+
+
+def test_the_summary_names_the_checkpoint_it_tested():
+    small = {"train_sequences": 90, "val_sequences": 10, "steps_per_epoch": 3, "epochs": 200,
+             "validate_every": 33, "keep_last": True}
+    rows = dict(checkpoint_rows({"best_checkpoint": "run/checkpoints/last.ckpt", "small_set": small}))
+    assert rows["small training set"] == "90 sequences: 200 epochs of 3 steps (task.schedule.min_steps)"
+    tested = rows["last checkpoint"]
+    assert tested.startswith("run/checkpoints/last.ckpt") and "10 validation sequences" in tested
+    assert checkpoint_rows({"best_checkpoint": "b.ckpt"}) == [("best checkpoint", "b.ckpt")]
+
+
+@pytest.fixture
+def forty_sequences(tmp_path):
+    """40 windows of lambda, half labelled 1 (no signal: only the schedule is tested)."""
+    genome = "".join(line.strip() for line in LAMBDA.read_text().splitlines()[1:])
+    table = tmp_path / "small.tsv"
+    table.write_text("sequence\tlabel\n" + "".join(f"{genome[i * 150:i * 150 + 120]}\t{i % 2}\n" for i in range(40)))
+    return table
+
+
+def test_a_run_on_40_sequences_takes_min_steps_and_tests_and_exports_its_last_state(forty_sequences,
+                                                                                     train_in_process):
+    summary, run_dir = train_in_process(
+        "task=promoter", "data=promoter_labelled", f"data.train={forty_sequences}", "data.val_fraction=0.25",
+        "data.batch_size=8", "data.num_workers=0", "data.baselines.enabled=false", "trainer.max_steps=-1",
+        "trainer.max_epochs=2", "trainer.val_check_interval=1.0", "trainer.check_val_every_n_epoch=1",
+        "task.schedule.patience=1", "task.schedule.min_steps=16", "task.schedule.min_val_sequences=200")
+    # 30 train sequences, 4 steps per epoch: 2 epochs would be 8 steps; 4 epochs make 16
+    assert summary["small_set"] == {"train_sequences": 30, "val_sequences": 10, "steps_per_epoch": 4, "epochs": 4,
+                                    "validate_every": 2, "keep_last": True}
+    assert summary["global_step"] == 16, "early stopping is off: the whole stretched schedule ran"
+    assert summary["best_checkpoint"].endswith("last.ckpt")
+    assert load_export(run_dir / "export").metadata["source_checkpoint"] == "checkpoints/last.ckpt"
