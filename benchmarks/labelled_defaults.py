@@ -130,10 +130,13 @@ def table(results: dict) -> str:
         plain = f"{v['mean']['plain_cnn']:.3f}" if "plain_cnn" in v["mean"] else "–"
         given = f"{v['mean']['cnn_given_strand']:.3f}" if "cnn_given_strand" in v["mean"] else "–"
         best_cnn = max(v["mean"]["cnn"], v["mean"].get("cnn_given_strand", 0.0))
-        lines.append(f"| {name} | {' / '.join(str(n) for n in task['rows'].values())} | {v['mean']['model']:.3f}{sd} "
+        below = "" if v.get("mean_not_below_kmer_lr", True) else " (mean below the k-mer LR)"
+        rows = " / ".join(str(task["rows"].get(split, "–")) for split in ("train", "val", "test"))
+        lines.append(f"| {name} | {rows} | {v['mean']['model']:.3f}{sd} "
                      f"| {v['mean']['kmer_lr']:.3f} | {v['mean']['cnn']:.3f} | {given} | {plain} "
                      f"| {v['mean']['model'] - best_cnn:+.3f} | {seeds} "
-                     f"| {'yes' if v['wins'] else 'NO'} | {v['mean_run_seconds']:.0f} ({base:.0f}) |")
+                     f"| {'yes' if v['wins'] else 'NO'}{below} "
+                     f"| {v['mean_run_seconds']:.0f} ({base:.0f}) |")
     return "\n".join(lines) + "\n"
 
 
