@@ -207,15 +207,24 @@ def main(argv: list[str] | None = None) -> Path:
                     if name in wanted:
                         runs[-1][key] = extra_cnn(task, seed, *EXTRA[key])
                 print(name, json.dumps(runs[-1]), flush=True)
-            results[name] = {"source": str(folder), "rows": rows, "runs": runs, "verdict": verdict(runs)}
+                results[name] = {"source": str(folder), "rows": rows, "runs": runs, "verdict": verdict(runs)}
+                save(out, results, args, before, argv, complete=False)  # a stopped benchmark keeps its runs
+    markdown = save(out, results, args, before, argv, complete=True)
+    print(markdown)
+    return out
+
+
+def save(out: Path, results: dict, args: argparse.Namespace, before: dict, argv: list[str] | None,
+         complete: bool) -> str:
+    """Write ``out``'s JSON and Markdown with the runs so far (``complete``: every task and seed ran);
+    returns the Markdown table."""
     markdown = table(results)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".md").write_text(markdown)
-    path = write_json(out, {"benchmark": "labelled_defaults", "overrides": args.override, "seeds": args.seeds,
-                            "tasks": results, "machine_before": before, "machine_after": machine(),
-                            "command": script_command(__file__, argv)})
-    print(markdown)
-    return path
+    out.with_suffix(".md").write_text(markdown if complete else "Incomplete: the runs so far.\n\n" + markdown)
+    write_json(out, {"benchmark": "labelled_defaults", "overrides": args.override, "seeds": args.seeds,
+                     "complete": complete, "tasks": results, "machine_before": before, "machine_after": machine(),
+                     "command": script_command(__file__, argv)})
+    return markdown
 
 
 if __name__ == "__main__":
