@@ -141,8 +141,9 @@ class HybridStem(nn.Module):
         ``embedded`` is; then the same convolution runs over the tokens' one-hot codes with the
         embedding folded into its weights (``[channels, vocab, kernel]``). The numbers are equal up
         to rounding. With a vocabulary much narrower than ``hidden`` (9 char tokens against 128) the
-        convolution's forward and backward take a twentieth of the time; a training step of the tiny
-        hybrid (batches of 32 rows of 250 bp, 2 CPU threads) went from 5.0 to 5.7 steps/s.
+        convolution's forward and backward took a twentieth of the time, and a training step of the
+        tiny hybrid (batches of 32 rows of 250 bp, 2 CPU threads) went from 5.0 to 5.7 steps/s, in a
+        one-off probe, not a committed results file.
         """
         if tokens is None:
             return conv_over(self.motifs, embedded, body)
