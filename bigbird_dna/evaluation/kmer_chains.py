@@ -52,6 +52,24 @@ def _context(codes: np.ndarray, offsets: list[int]) -> tuple[np.ndarray, np.ndar
     return index, valid
 
 
+def _join(seqs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Many coded sequences as one: ``(codes [L], separator [L] bool)``, one code-4 separator between
+    neighbours. A separator breaks every context across it, as a sequence edge does, so counts and
+    per-base bits on the join equal those on the parts: many short records (upstream regions,
+    contigs) cost one vectorised pass instead of one per record."""
+    if len(seqs) <= 1:
+        codes = seqs[0] if seqs else np.zeros(0, dtype=np.int64)
+        return codes, np.zeros(len(codes), dtype=bool)
+    parts, flags = [], []
+    for i, codes in enumerate(seqs):
+        if i:
+            parts.append(np.full(1, 4, dtype=np.int64))
+            flags.append(np.ones(1, dtype=bool))
+        parts.append(np.asarray(codes, dtype=np.int64))
+        flags.append(np.zeros(len(codes), dtype=bool))
+    return np.concatenate(parts), np.concatenate(flags)
+
+
 def _offsets(kind: str, order: int) -> list[int]:
     left = list(range(-order, 0))
     return left if kind == "causal" else left + list(range(1, order + 1))
@@ -70,15 +88,16 @@ class KmerModel:
     def fit(cls, seqs: list[np.ndarray], kind: str, order: int, alpha: float,
             both_strands: bool = True) -> "KmerModel":
         """Count ``seqs`` (coded, see :func:`encode`), and their reverse complements with ``both_strands``."""
-        both = [s for codes in seqs for s in ((codes, reverse_complement_codes(codes)) if both_strands else (codes,))]
+        codes = _join(seqs)[0]
+        both = (codes, reverse_complement_codes(codes)) if both_strands else (codes,)
         counts = []
         for j in range(order + 1):
             width = len(_offsets(kind, j))
             table = np.zeros(4 ** width * 4, dtype=np.int64)
-            for codes in both:
-                ctx, ok = _context(codes, _offsets(kind, j))
-                ok &= codes < 4
-                table += np.bincount(ctx[ok] * 4 + codes[ok], minlength=table.size)
+            for strand in both:
+                ctx, ok = _context(strand, _offsets(kind, j))
+                ok &= strand < 4
+                table += np.bincount(ctx[ok] * 4 + strand[ok], minlength=table.size)
             counts.append(table.reshape(-1, 4))
         return cls(kind, order, alpha, counts)
 
@@ -113,12 +132,13 @@ def select_and_fit(train: list[np.ndarray], kind: str, orders: range, alphas: tu
         fit_part.append(codes[:cut])
         held.append(codes[cut:])
     full = KmerModel.fit(fit_part, kind, max(orders), alphas[0], both_strands)
+    held_codes, separator = _join(held)
     scores = {}
     for order in orders:
         for alpha in alphas:
             model = KmerModel(kind, order, alpha, full.counts[: order + 1])
-            total = sum(model.bits(h).sum() for h in held)
-            scores[f"{order}/{alpha}"] = total / max(1, sum(len(h) for h in held))
+            total = model.bits(held_codes)[~separator].sum()
+            scores[f"{order}/{alpha}"] = total / max(1, int((~separator).sum()))
     best = min(scores, key=scores.get)
     order, alpha = int(best.split("/")[0]), float(best.split("/")[1])
     refit = KmerModel.fit(train, kind, order, alpha, both_strands)

@@ -110,6 +110,25 @@ def test_kmer_baselines_find_the_source_order_and_its_entropy():
     assert bidirectional.bits(codes[50_000:]).mean() <= rate + 0.01
 
 
+def test_many_short_records_count_and_score_as_they_would_one_by_one():
+    """The chains join records with a context-breaking separator; the counts and the selection bits
+    must equal counting and scoring each record alone (N inside a record still costs its bits)."""
+    rng = np.random.default_rng(0)
+    records = [encode(_markov_seq(int(n), order=2, seed=i)) for i, n in enumerate(rng.integers(3, 90, 40))]
+    records[5][2] = 4  # an N inside a record
+    for kind, order in (("causal", 3), ("bidirectional", 2)):
+        joined = KmerModel.fit(records, kind, order, 0.1)
+        for j in range(order + 1):
+            alone = sum(KmerModel.fit([r], kind, order, 0.1).counts[j] for r in records)
+            assert np.array_equal(joined.counts[j], alone), (kind, j)
+        _, chosen = select_and_fit(records, kind, range(0, order + 1))
+        fit_part = [r[: int(len(r) * 0.9)] for r in records]
+        held = [r[int(len(r) * 0.9):] for r in records]
+        counts = [sum(KmerModel.fit([r], kind, order, 0.01).counts[j] for r in fit_part) for j in range(order + 1)]
+        bits = sum(KmerModel(kind, order, 0.01, counts).bits(h).sum() for h in held) / sum(len(h) for h in held)
+        assert math.isclose(chosen["selection_bits_per_base"][f"{order}/0.01"], bits, rel_tol=1e-12)
+
+
 def test_eval_tiles_cover_every_held_out_base_once():
     regions = [Region("a", 100, 1100), Region("b", 0, 250)]
     tiles = tile_regions(regions, window_bp=300)
