@@ -139,7 +139,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
             log.info("effective batch size: %(effective_batch_size)d windows per optimizer step = "
                      "%(batch_size_per_device)d per device x %(devices)d devices x %(num_nodes)d nodes x "
                      "%(accumulate_grad_batches)d accumulated batches", batch)
-    small_set = apply_small_set_plan(trainer, datamodule, to_plain(cfg.task).get("schedule"))
+    small_set = apply_small_set_plan(trainer, datamodule, to_plain(cfg.task).get("schedule"), module)
     length = f"to step {trainer.max_steps}" if trainer.max_steps > 0 else f"up to {trainer.max_epochs} epochs"
     with phase("fit", length):
         trainer.fit(module, datamodule=datamodule, ckpt_path=ckpt_path)

@@ -34,7 +34,11 @@ def checkpoint_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     rows = []
     if small.get("epochs"):
         rows.append(("small training set", f"{small['train_sequences']} sequences: {small['epochs']} epochs of "
-                                           f"{small['steps_per_epoch']} steps (task.schedule.min_steps)"))
+                                           f"{small['steps_per_epoch']} steps (task.schedule.min_steps or "
+                                           "small_min_steps)"))
+    if small.get("layer_decay") is not None:
+        rows.append(("small-set layer decay", f"{small['layer_decay']}  (optim.layer_decay for "
+                                              f"{small['train_sequences']} training sequences)"))
     if small.get("keep_last"):
         return rows + [("last checkpoint", f"{summary['best_checkpoint']}  (tested and exported: "
                                            f"{small['val_sequences']} validation sequences are too few to choose on)")]
