@@ -4,7 +4,7 @@ A labelled task trains whole epochs (``task.schedule.max_epochs``), validates af
 after ``patience`` validations without improvement and tests the best checkpoint. That suits
 thousands of sequences. With 100 sequences, batches of 32 and 6 epochs, the model would take 18
 optimizer steps, and early stopping and the best checkpoint would be chosen on the AUROC of 10
-validation sequences, which jumps by 0.04 with each one of them. Two settings of
+validation sequences, which jumps by 0.04 with each one of them. These settings of
 ``task.schedule`` guard against that:
 
 - ``min_steps``: when the epochs give fewer optimizer steps than this, the run trains for more
