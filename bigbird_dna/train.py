@@ -166,7 +166,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
     if trainer.is_global_zero:
         summary.update(reference_metrics(datamodule, trainer.strategy.root_device))  # on one rank only
         # The export: the best checkpoint's weights, read from its file; paths only relative to run_dir.
-        weights = torch.load(best, map_location="cpu", weights_only=True)["state_dict"]
+        weights = module.export_weights(torch.load(best, map_location="cpu", weights_only=True)["state_dict"])
         record = training_record(to_plain(cfg.data), to_plain(cfg.tokenizer), summary, command_overrides(), run_dir,
                                  to_plain(cfg.task))
         task_config = {**to_plain(cfg.task), **module.export_config()}

@@ -103,4 +103,8 @@ class ClassificationHead(nn.Module):
 
     def forward(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """``hidden [B, T, H]`` (position 0 is [CLS]), ``attention_mask [B, T]`` -> logits ``[B, num_labels]``."""
-        return self.out(self.body(self.pool(hidden, attention_mask)))
+        return self.classify(self.pool(hidden, attention_mask))
+
+    def classify(self, pooled: torch.Tensor) -> torch.Tensor:
+        """The layers after the pooling: ``pooled [B, pool.output_size]`` -> logits ``[B, num_labels]``."""
+        return self.out(self.body(pooled))

@@ -76,6 +76,11 @@ class EncoderTask(L.LightningModule):
         skip = {"model", "optim", "tokenizer_sha256"}
         return {k: v for k, v in dict(self.hparams).items() if k not in skip}
 
+    def export_weights(self, state: dict[str, Any]) -> dict[str, Any]:
+        """The weights an export keeps of a checkpoint's ``state_dict``: all of them, unless a task
+        trains parts that only training uses."""
+        return state
+
     def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         checkpoint["tokenizer_json"] = self.tokenizer_json
 

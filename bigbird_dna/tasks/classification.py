@@ -35,6 +35,7 @@ from bigbird_dna.model.export import load_export
 from bigbird_dna.model.networks import ClassifierNetwork
 from bigbird_dna.model.outputs import KINDS, SIGMOID, ModelOutput, default_names
 from bigbird_dna.tasks.base import EncoderTask
+from bigbird_dna.tasks.shuffle_contrast import ShuffleContrast
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
             columns named ``label_<j>``, when ``output`` is not given.
         output: what the head gives, with its names; set by subclasses, recorded in the export, not a
             hyperparameter.
+        shuffle_contrast_steps: optimizer steps of a label-free warm-up first, each training sequence
+            against a resampled copy of itself (:mod:`~bigbird_dna.tasks.shuffle_contrast`); 0: none.
 
     Every hyperparameter is a plain type, so checkpoints load with ``weights_only=True``.
     """
@@ -110,7 +113,7 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], num_labels: int = 1,
                  pos_weight: float | None = None, head: dict[str, Any] | None = None,
                  tokenizer_sha256: str = "", tokenizer_json: str | None = None, backbone: str | None = None,
-                 output_kind: str = "sigmoid", output: ModelOutput | None = None):
+                 output_kind: str = "sigmoid", output: ModelOutput | None = None, shuffle_contrast_steps: int = 0):
         super().__init__()
         if num_labels < 1:
             raise InputError(f"num_labels={num_labels}: a classifier needs at least one label.")
@@ -132,6 +135,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         self.register_buffer("loss_weight", weight, persistent=False)
         self.mean_loss = nn.ModuleDict({"val": MeanMetric(), "test": MeanMetric()})
         self._collected: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {"val": [], "test": []}
+        self.shuffle_contrast = (ShuffleContrast(self.head.pool.output_size, shuffle_contrast_steps)
+                                 if shuffle_contrast_steps else None)
         if backbone:
             self.load_backbone(backbone)
 
@@ -162,9 +167,45 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         return {name: torch.as_tensor(value) for name, value in
                 output_metrics(self.output.kind.name, probs, targets).items()}
 
+    @property
+    def in_label_free_warmup(self) -> bool:
+        """True while the shuffle contrast's warm-up runs (its validations are not counted by early stopping)."""
+        return self.shuffle_contrast is not None and self.global_step < self.shuffle_contrast.steps
+
+    def export_weights(self, state: dict[str, Any]) -> dict[str, Any]:
+        """A checkpoint's ``state_dict`` without the warm-up's score, which only training uses."""
+        return {k: v for k, v in state.items() if not k.startswith("shuffle_contrast.")}
+
+    def on_train_start(self) -> None:
+        if self.shuffle_contrast is not None and self.global_step < self.shuffle_contrast.steps:
+            _report(f"shuffle contrast: steps {self.global_step + 1}-{self.shuffle_contrast.steps} tell each training "
+                    "sequence from a resampled copy of itself (task.shuffle_contrast_steps); the labels train from "
+                    f"step {self.shuffle_contrast.steps + 1}, and validations before then do not count for early "
+                    "stopping.")
+
+    def training_loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, str]:
+        """The loss of one training batch and what it is: ``"contrast"`` during the shuffle
+        contrast's warm-up (the labels are not read), else ``"labels"``. Every parameter takes part
+        in both, the unused head's times zero, as DDP requires."""
+        input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
+        batch_size = input_ids.shape[0]
+        warming = self.in_label_free_warmup
+        if warming:
+            input_ids, attention_mask = self.shuffle_contrast.inputs(input_ids, attention_mask)
+        pooled = self.head.pool(self.encoder(input_ids, attention_mask), attention_mask)
+        logits = self.head.classify(pooled[:batch_size])
+        if warming:
+            return self.shuffle_contrast.loss(pooled) + 0.0 * logits.sum(), "contrast"
+        loss = self.loss(logits, batch["labels"])
+        if self.shuffle_contrast is not None:
+            loss = loss + 0.0 * self.shuffle_contrast.score(pooled).sum()
+        return loss, "labels"
+
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
-        loss = self.loss(self(batch["input_ids"], batch["attention_mask"]), batch["labels"])
+        loss, kind = self.training_loss(batch)
         batch_size = batch["input_ids"].shape[0]
+        if kind == "contrast":
+            self.log("train/contrast_loss", loss, batch_size=batch_size)
         self.log("train/loss", loss, prog_bar=True, batch_size=batch_size)
         self.log("train/lr", self.optimizers().param_groups[0]["lr"], batch_size=batch_size)
         return loss
