@@ -177,7 +177,7 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         return {k: v for k, v in state.items() if not k.startswith("shuffle_contrast.")}
 
     def on_train_start(self) -> None:
-        if self.shuffle_contrast is not None and self.global_step < self.shuffle_contrast.steps:
+        if self.in_label_free_warmup:
             _report(f"shuffle contrast: steps {self.global_step + 1}-{self.shuffle_contrast.steps} tell each training "
                     "sequence from a resampled copy of itself (task.shuffle_contrast_steps); the labels train from "
                     f"step {self.shuffle_contrast.steps + 1}, and validations before then do not count for early "

@@ -16,7 +16,7 @@ Then the labels take over, with the detectors in place. The labels are not read 
 warm-up; the contrast score is not used after it, nor exported.
 
 A batch of ``B`` sequences becomes ``2B`` rows during the warm-up, so those steps cost about twice
-as much as label steps. Measured in ``docs/metrics.md`` ("Motif syntax").
+as much as label steps. Measured in ``docs/metrics.md`` ("Labelled defaults", the spacing rule).
 """
 
 from __future__ import annotations
@@ -41,11 +41,12 @@ def markov_resample(input_ids: torch.Tensor, body: torch.Tensor,
                     generator: torch.Generator | None = None) -> torch.Tensor:
     """Each row's body resampled from that row's own first-order Markov chain of tokens.
 
-    The first body token is kept; each next one is drawn from the counts of the tokens that follow
-    the current one in the row's body (a token never followed by another: the row's token
-    frequencies). With char tokens this keeps each row's base and dinucleotide frequencies in
-    expectation and breaks every longer word, motifs included. Positions outside ``body``
-    (``[CLS]``, ``[SEP]``, padding) are left as they are.
+    The first body token is kept; each next one is the successor of a random occurrence, in the
+    row's body, of the current token (a token never followed by another: a random body token of the
+    row). With char tokens this keeps each row's base and dinucleotide frequencies in expectation
+    and breaks every longer word, motifs included. Positions outside ``body`` (``[CLS]``,
+    ``[SEP]``, padding) are left as they are. Memory is ``O(B * T)`` whatever the vocabulary
+    (k-mer and BPE ids included), and nothing is read back to the host.
 
     Args:
         input_ids: ``[B, T]`` int64 token ids.
@@ -57,20 +58,32 @@ def markov_resample(input_ids: torch.Tensor, body: torch.Tensor,
         per 20 positions of a batch on a CPU.
     """
     batch, seq = input_ids.shape
-    vocab = int(input_ids.max()) + 1
-    rows = torch.arange(batch, device=input_ids.device)
-    follows = (body[:, :-1] & body[:, 1:]).float()
-    counts = torch.zeros(batch, vocab * vocab, device=input_ids.device)
-    counts.scatter_add_(1, input_ids[:, :-1] * vocab + input_ids[:, 1:], follows)
-    frequencies = torch.zeros(batch, vocab, device=input_ids.device).scatter_add_(1, input_ids, body.float())
-    # a state with no successor falls back to the row's frequencies; 1e-9 keeps every row drawable
-    chain = counts.view(batch, vocab, vocab) + 1e-6 * frequencies.unsqueeze(1) + 1e-9
+    if seq < 3:
+        return input_ids.clone()
+    # every (token, successor) pair of the body, sorted by token; pairs outside the body sort last
+    follows = body[:, :-1] & body[:, 1:]
+    keys = torch.where(follows, input_ids[:, :-1], torch.iinfo(input_ids.dtype).max)
+    keys, order = keys.sort(dim=1)
+    successors = input_ids[:, 1:].gather(1, order)
+    # body positions first, for the fallback draw
+    body_positions = (~body).to(torch.int8).argsort(dim=1, stable=True)
+    body_count = body.sum(1, keepdim=True)
+
+    def uniform(count: torch.Tensor) -> torch.Tensor:  # [B, 1] -> an index in [0, count), 0 for count 0
+        draw = torch.rand(count.shape, generator=generator, device=count.device)
+        return (draw * count).long().clamp(max=(count - 1).clamp(min=0))
+
     out = input_ids.clone()
-    current = input_ids[:, min(1, seq - 1)]
+    current = input_ids[:, 1:2]  # [B, 1]
     for t in range(2, seq):
-        drawn = torch.multinomial(chain[rows, current], 1, generator=generator).squeeze(1)
-        take = body[:, t]
-        out[:, t] = torch.where(take, drawn, input_ids[:, t])
+        current = current.contiguous()
+        low = torch.searchsorted(keys, current, side="left")
+        count = torch.searchsorted(keys, current, side="right") - low
+        followed = successors.gather(1, (low + uniform(count)).clamp(max=seq - 2))
+        fallback = input_ids.gather(1, body_positions.gather(1, uniform(body_count)))
+        drawn = torch.where(count > 0, followed, fallback)
+        take = body[:, t:t + 1]
+        out[:, t:t + 1] = torch.where(take, drawn, input_ids[:, t:t + 1])
         current = torch.where(take, drawn, current)
     return out
 

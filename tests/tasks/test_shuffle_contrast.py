@@ -67,6 +67,20 @@ def test_a_resample_differs_per_row_and_each_row_draws_from_its_own_tokens():
     assert set(out[1, 1:-1].tolist()) <= {3, 4}
 
 
+def test_large_vocabularies_resample_in_linear_memory_along_the_rows_own_pairs():
+    torch.manual_seed(0)
+    vocabulary = torch.randint(1000, 31000, (20,))  # BPE-like ids: a dense 31000 x 31000 table per row would be 4 GB
+    tokens = vocabulary[torch.randint(0, 20, (3, 200))]
+    tokens[:, -1] = tokens[:, 5]  # the last body token occurs earlier too, so every draw follows a pair
+    ids = torch.cat([torch.full((3, 1), 1), tokens, torch.full((3, 1), 2)], dim=1)
+    out = markov_resample(ids, body_mask(ids, None))
+    for row in range(3):
+        pairs = set(zip(ids[row, 1:-2].tolist(), ids[row, 2:-1].tolist()))
+        drawn = list(zip(out[row, 1:-2].tolist(), out[row, 2:-1].tolist()))
+        assert all(pair in pairs for pair in drawn), "each drawn token follows its predecessor somewhere in the row"
+    assert not torch.equal(out, ids)
+
+
 def _task(steps: int) -> SequenceClassificationTask:
     torch.manual_seed(0)
     return SequenceClassificationTask(HYBRID, {}, num_labels=1, head={"pooling": "mean_max"},
