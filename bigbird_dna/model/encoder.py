@@ -15,8 +15,8 @@ Triton kernel and the PyTorch backend are interchangeable (``model.attention.bac
 With ``model.stem`` (the hybrid encoder), a convolutional stem of motif detectors
 (:class:`~bigbird_dna.model.stem.HybridStem`) turns the token embeddings into the layers' input,
 pooling ``model.stem.pool`` input tokens into each BigBird token, and brings the layers' states back
-to every input token: inputs and outputs keep the shapes above, and ``T`` may reach
-``config.max_input_tokens``.
+to every input token: inputs and outputs keep the shapes above, ``T`` up to
+``config.max_input_tokens``; ``token_states`` gives the states at the BigBird tokens instead.
 """
 
 from __future__ import annotations
@@ -205,14 +205,45 @@ class BigBirdEncoder(nn.Module):
         """Encode ``input_ids [B, T]``; returns hidden states ``[B, T, hidden]``.
 
         ``attention_mask [B, T]``: True for real tokens; ``None``: every token is real (no padding),
-        which skips the key-padding path (see
-        :func:`~bigbird_dna.tokenizer.specials.padding_mask_or_none`).
+        which skips the key-padding path (:func:`~bigbird_dna.tokenizer.specials.padding_mask_or_none`).
 
         ``rows``: int64 ``[R]`` token positions (0-based) whose final states are all the caller
         needs, e.g. ``[0]`` for a ``[CLS]`` classifier. The last layer then computes attention
         queries, feed-forward and norm for those tokens only and ``[B, R, hidden]`` comes back, equal
         to ``forward(...)[:, rows]`` up to rounding. ETC layouts (prepended global tokens) and a
         pooling stem (whose upsampling path reads every token) compute every token and slice.
+        """
+        x, _, skip, sliced = self._through_layers(input_ids, attention_mask, rows)
+        if sliced:
+            return self.final_norm(x)
+        if self.stem is not None:
+            x = self.stem.up(x, skip, attention_mask)  # [B, T, hidden] at every input token
+        return self.final_norm(x if rows is None else x[:, rows])
+
+    @property
+    def upsamples(self) -> bool:
+        """True with a pooling stem: :meth:`forward` and :meth:`token_states` then differ."""
+        return self.stem is not None and self.stem.decoder is not None
+
+    def token_states(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The last layer's states at the BigBird tokens, before any upsampling, final-normed.
+
+        ``(states [B, S, hidden], mask [B, S] or None)``: with a pooling stem ``[CLS] g_1 .. g_G
+        [SEP]`` per row, right-padded, ``S = 2 + ceil((T - 2) / pool)`` (the groups of
+        :class:`~bigbird_dna.model.stem.HybridStem`), the upsampling path not run; without one
+        :meth:`forward`'s states. ``mask`` is True on real tokens, ``None`` when ``attention_mask`` is.
+        """
+        x, token_mask, _, _ = self._through_layers(input_ids, attention_mask, None)
+        return self.final_norm(x), token_mask
+
+    def _through_layers(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None,
+                        rows: torch.Tensor | None
+                        ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, bool]:
+        """Embeddings, stem and layers: ``(states, their mask, the stem's skip, sliced)``:
+        ``states``: ``[B, S, hidden]`` at the BigBird tokens, global tokens removed, not final-normed;
+        ``[B, R, hidden]`` when ``sliced`` (the last layer ran ``rows`` only: no global tokens, no
+        pooling stem). ``skip``: the stem's ``[B, T, channels]`` (``None`` without a stem).
         """
         seq = input_ids.shape[1]
         if seq > self.config.max_input_tokens:
@@ -221,9 +252,10 @@ class BigBirdEncoder(nn.Module):
                              f"(model.max_positions={self.config.max_positions}{pooled}); shorten the window or "
                              "raise max_positions.")
         x = self.token_embedding(input_ids)
-        input_mask, skip = attention_mask, None
+        skip = None
         if self.stem is not None:
             x, attention_mask, skip = self.stem.down(x, attention_mask, self._folded_tokens(input_ids))
+        token_mask = attention_mask
         x = self.dropout(self._positions_and_norm(x))
         extra = 0 if self.global_tokens is None else self.global_tokens.shape[0]
         if extra:
@@ -238,12 +270,7 @@ class BigBirdEncoder(nn.Module):
                 x = checkpoint(layer, x, attention_mask, only, use_reentrant=False)
             else:
                 x = layer(x, attention_mask, only)
-        if last_rows is not None:
-            return self.final_norm(x)
-        x = x[:, extra:]
-        if self.stem is not None:
-            x = self.stem.up(x, skip, input_mask)  # [B, T, hidden] at every input token
-        return self.final_norm(x if rows is None else x[:, rows])
+        return (x, token_mask, skip, True) if last_rows is not None else (x[:, extra:], token_mask, skip, False)
 
     def _folded_tokens(self, input_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor] | None:
         """``(input_ids, token embedding weight)`` for the stem's folded motif convolution

@@ -33,6 +33,9 @@ class MLMHead(nn.Module):
 
 
 POOLINGS = ("cls", "mean", "max", "mean_max", "attention")
+# What the head pools: "bases", the encoder's output at every input token (through a pooling stem's
+# upsampling path), or "tokens", the BigBird layers' states, one per `model.stem.pool` bases.
+READS = ("bases", "tokens")
 
 
 class SequencePooling(nn.Module):
@@ -87,11 +90,17 @@ class ClassificationHead(nn.Module):
         dropout: dropout on the pooled vector (and after the hidden layer).
         hidden_size: width of the optional hidden layer.
         pooling: how the sequence becomes one vector; see :class:`SequencePooling`.
+        read: which states are pooled, one of :data:`READS`: ``bases`` (every input token) or
+            ``tokens`` (the BigBird tokens; the same as ``bases`` without a pooling stem), applied by
+            :class:`~bigbird_dna.model.networks.ClassifierNetwork`.
     """
 
     def __init__(self, input_size: int, num_labels: int, dropout: float = 0.1, hidden_size: int | None = None,
-                 pooling: str = "cls"):
+                 pooling: str = "cls", read: str = "bases"):
         super().__init__()
+        if read not in READS:
+            raise InputError(f"task.head.read={read!r} is not one of {READS}.")
+        self.read = read
         self.pool = SequencePooling(input_size, pooling)
         input_size = self.pool.output_size
         layers: list[nn.Module] = [nn.Dropout(dropout)]

@@ -49,8 +49,8 @@ class ClassifierNetwork:
         Args:
             config: the encoder's config.
             output: a classifying output (``sigmoid`` or ``softmax``): one logit per name.
-            head: the head settings of the task config (``dropout``, ``hidden_size``, ``pooling``;
-                exports without ``pooling`` read ``cls``).
+            head: the head settings of the task config (``dropout``, ``hidden_size``, ``pooling``,
+                ``read``; exports without ``pooling`` pool ``cls``, those without ``read`` read ``bases``).
             encoder_class: the encoder's class (the ``transformers`` wrapper uses a subclass).
         """
         if not output.kind.classifies:
@@ -60,7 +60,8 @@ class ClassifierNetwork:
         self.encoder = encoder_class(config)
         self.head = ClassificationHead(config.hidden_size, output.num_outputs,
                                        dropout=head.get("dropout", config.dropout),
-                                       hidden_size=head.get("hidden_size"), pooling=head.get("pooling", "cls"))
+                                       hidden_size=head.get("hidden_size"), pooling=head.get("pooling", "cls"),
+                                       read=head.get("read", "bases"))
 
     def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         """Logits ``[B, C]`` for ``input_ids``/``attention_mask [B, T]`` (``None``: no padding; see
@@ -71,10 +72,29 @@ class ClassifierNetwork:
         token): about a third less work for the tiny model, the same logits up to rounding.
         Training runs the full pass.
         """
-        if self.head.pool.pooling == "cls" and not self.head.training:
+        if self.head.pool.pooling == "cls" and not self.head.training and not self.reads_tokens:
             cls_row = torch.zeros(1, dtype=torch.long, device=input_ids.device)
             return self.head(self.encoder(input_ids, attention_mask, rows=cls_row))
-        return self.head(self.encoder(input_ids, attention_mask), attention_mask)
+        return self.head.classify(self.pooled(input_ids, attention_mask))
+
+    @property
+    def reads_tokens(self) -> bool:
+        """True when the head pools the BigBird tokens of a pooling stem (``head.read=tokens``)."""
+        return self.head.read == "tokens" and self.encoder.upsamples
+
+    def pooled(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        """The head's pooled vector ``[B, head.pool.output_size]`` of the states ``head.read`` names.
+
+        Reading tokens, the stem's upsampling path does not run. Its parameters are added times
+        zero, so each one still has a (zero) gradient, as DDP requires of every parameter.
+        """
+        if not self.reads_tokens:
+            return self.head.pool(self.encoder(input_ids, attention_mask), attention_mask)
+        states, mask = self.encoder.token_states(input_ids, attention_mask)
+        pooled = self.head.pool(states, mask)
+        if torch.is_grad_enabled():
+            pooled = pooled + 0.0 * sum(p.sum() for p in self.encoder.stem.decoder.parameters())
+        return pooled
 
     def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
         """Logits ``[B, C]`` -> float32 probabilities, as the output kind reads them."""

@@ -92,8 +92,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         num_labels: number of sigmoid outputs.
         pos_weight: BCE weight of positive targets (``None`` = 1); the paper uses 8 for chromatin.
         head: :class:`ClassificationHead` settings, ``{"dropout": float, "hidden_size": int | None,
-            "pooling": "cls" | "mean" | "max" | "mean_max" | "attention"}`` (exports without
-            ``pooling`` are ``cls``).
+            "pooling": "cls" | "mean" | "max" | "mean_max" | "attention", "read": "bases" | "tokens"}``
+            (exports without ``pooling`` are ``cls``, without ``read`` ``bases``).
         tokenizer_sha256: fingerprint of the tokenizer the ids come from.
         tokenizer_json: the tokenizer itself, embedded in every checkpoint (not a hyperparameter).
         backbone: an export (an MLM run's ``export/``) whose encoder weights, with their attention
@@ -192,7 +192,7 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         warming = self.in_label_free_warmup
         if warming:
             input_ids, attention_mask = self.shuffle_contrast.inputs(input_ids, attention_mask)
-        pooled = self.head.pool(self.encoder(input_ids, attention_mask), attention_mask)
+        pooled = self.pooled(input_ids, attention_mask)
         logits = self.head.classify(pooled[:batch_size])
         if warming:
             return self.shuffle_contrast.loss(pooled) + 0.0 * logits.sum(), "contrast"
