@@ -104,6 +104,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
             hyperparameter.
         shuffle_contrast_steps: optimizer steps of a label-free warm-up first, each training sequence
             against a resampled copy of itself (:mod:`~bigbird_dna.tasks.shuffle_contrast`); 0: none.
+        encoder_dropout: the encoder's dropout while this task trains, in place of ``model``'s (or
+            the backbone's) ``dropout``; ``None`` keeps it. Recorded in the export's model config.
 
     Every hyperparameter is a plain type, so checkpoints load with ``weights_only=True``.
     """
@@ -113,7 +115,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], num_labels: int = 1,
                  pos_weight: float | None = None, head: dict[str, Any] | None = None,
                  tokenizer_sha256: str = "", tokenizer_json: str | None = None, backbone: str | None = None,
-                 output_kind: str = "sigmoid", output: ModelOutput | None = None, shuffle_contrast_steps: int = 0):
+                 output_kind: str = "sigmoid", output: ModelOutput | None = None, shuffle_contrast_steps: int = 0,
+                 encoder_dropout: float | None = None):
         super().__init__()
         if num_labels < 1:
             raise InputError(f"num_labels={num_labels}: a classifier needs at least one label.")
@@ -121,7 +124,10 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
             raise InputError(f"task.pos_weight={pos_weight} must be positive (or null for 1).")
         # Run-specific or bulky inputs of subclasses are not hyperparameters (checkpoints stay plain).
         self.save_hyperparameters(ignore=["tokenizer_json", "rc_pairs", "data_label_names", "report_dir", "output"])
-        self.config = EncoderConfig.from_dict(dict(model))
+        if encoder_dropout is not None and not 0 <= encoder_dropout < 1:
+            raise InputError(f"task.encoder_dropout={encoder_dropout} must be in [0, 1), or null for model.dropout.")
+        self.config = EncoderConfig.from_dict({**model, **({} if encoder_dropout is None else
+                                                            {"dropout": float(encoder_dropout)})})
         if output is None and output_kind not in KINDS:
             raise InputError(f"task.output_kind={output_kind!r} is not one of {sorted(KINDS)}.")
         self.build_network(self.config, output or ModelOutput(KINDS[output_kind], default_names("label", num_labels)),

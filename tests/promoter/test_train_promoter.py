@@ -108,12 +108,14 @@ def test_fine_tuning_from_an_mlm_export_reports_keys_and_keeps_its_tokenizer(tmp
     pos = write_fasta(tmp_path / "pos.fa", {f"p{i}": s for i, s in enumerate(planted_sequences(24, 120, 100)[0])})
     neg = write_fasta(tmp_path / "neg.fa.gz", {f"n{i}": lambda_seq()[i * 90:(i + 1) * 90 - i] for i in range(24)})
     summary, run_dir = train("task=promoter", "data=promoter_labelled", f"data.train={{1: '{pos}', 0: '{neg}'}}",
-                             "data.val_fraction=0.25", f"task.backbone={backbone}", "model.hidden_size=64")
+                             "data.val_fraction=0.25", f"task.backbone={backbone}", "model.hidden_size=64",
+                             "task.encoder_dropout=0.25")
     out = capsys.readouterr().out
     assert "missing keys: none; unexpected keys: none" in out and "(the mlm head) not used" in out
     assert DNATokenizer.load(run_dir / "tokenizer.json").sha256 == load_export(backbone).tokenizer.sha256
     export = load_export(run_dir / "export", task="promoter")
     assert export.model_config["hidden_size"] == 32, "the encoder config comes from the backbone"
+    assert load_export(backbone).model_config["dropout"] != 0.25 and export.model_config["dropout"] == 0.25
     assert summary["global_step"] == 4
     origin = export.metadata["training"]["backbone"]
     assert origin["path"] == f"{backbone.parent.name}/mlm_export" and origin["task"] == "mlm"  # not just "export"
