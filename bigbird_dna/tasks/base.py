@@ -39,6 +39,8 @@ def checkpoint_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
     if small.get("layer_decay") is not None:
         rows.append(("small-set layer decay", f"{small['layer_decay']}  (optim.layer_decay for "
                                               f"{small['train_sequences']} training sequences)"))
+    if small.get("encoder_dropout") is not None:
+        rows.append(("small-set encoder dropout", f"{small['encoder_dropout']}  (task.schedule.small_encoder_dropout)"))
     if small.get("keep_last"):
         return rows + [("last checkpoint", f"{summary['best_checkpoint']}  (tested and exported: "
                                            f"{small['val_sequences']} validation sequences are too few to choose on)")]

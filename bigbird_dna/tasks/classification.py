@@ -19,6 +19,7 @@ Logged metrics: ``train/loss``, ``train/lr``, ``val/loss`` plus ``val/<name>`` f
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from typing import Any
@@ -145,6 +146,14 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
                                  if shuffle_contrast_steps else None)
         if backbone:
             self.load_backbone(backbone)
+
+    def set_encoder_dropout(self, rate: float) -> None:
+        """Every dropout of the encoder at ``rate``, recorded in ``config`` (and so in the export);
+        the small-set recipe's ``task.schedule.small_encoder_dropout``."""
+        for module in self.encoder.modules():
+            if isinstance(module, nn.Dropout):
+                module.p = rate
+        self.config = self.encoder.config = dataclasses.replace(self.config, dropout=rate)
 
     def load_backbone(self, export_path: str | os.PathLike) -> tuple[list[str], list[str]]:
         """Initialise the encoder from an export; see :func:`load_backbone`."""

@@ -27,3 +27,10 @@ def test_encoder_dropout_replaces_the_models_in_every_encoder_layer_and_null_kee
 def test_an_encoder_dropout_outside_0_1_is_refused(bad):
     with pytest.raises(InputError, match=f"task.encoder_dropout={bad}"):
         SequenceClassificationTask(ENCODER, {}, encoder_dropout=bad)
+
+
+def test_set_encoder_dropout_reaches_every_encoder_dropout_and_the_config_but_not_the_head():
+    task = SequenceClassificationTask(ENCODER, {}, head={"dropout": 0.1}, encoder_dropout=0)
+    task.set_encoder_dropout(0.3)
+    assert dropouts(task) == {0.3} and task.config.dropout == 0.3 and task.encoder.config.dropout == 0.3
+    assert {m.p for m in task.head.modules() if isinstance(m, nn.Dropout)} == {0.1}

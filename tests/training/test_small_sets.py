@@ -45,12 +45,14 @@ def test_the_summary_names_the_checkpoint_it_tested():
 
 
 def test_the_small_set_recipe_applies_below_its_size_only():
-    recipe = {"small_train_sequences": 500, "small_min_steps": 600, "small_layer_decay": 0.1}
+    recipe = {"small_train_sequences": 500, "small_min_steps": 600, "small_layer_decay": 0.1,
+              "small_encoder_dropout": 0.2}
     small = plan_small_set(90, 10, 32, 6, None, 200, **recipe)
     assert (small.layer_decay, small.epochs * small.steps_per_epoch >= 600, small.keep_last) == (0.1, True, True)
+    assert small.encoder_dropout == 0.2
     assert plan_small_set(90, 10, 32, 6, 900, 200, **recipe).epochs == 300, "the larger of min_steps counts"
     large = plan_small_set(500, 1000, 32, 6, None, 200, **recipe)
-    assert (large.layer_decay, large.epochs, large.changes) == (None, None, False)
+    assert (large.layer_decay, large.encoder_dropout, large.epochs, large.changes) == (None, None, None, False)
     assert plan_small_set(90, 10, 32, 6, None, 200, None, 600, 0.1).layer_decay is None, "null: the recipe is off"
 
 
@@ -70,13 +72,17 @@ def test_a_run_on_40_sequences_takes_min_steps_and_tests_and_exports_its_last_st
         "data.batch_size=8", "data.num_workers=0", "data.baselines.enabled=false", "trainer.max_steps=-1",
         "trainer.max_epochs=2", "trainer.val_check_interval=1.0", "trainer.check_val_every_n_epoch=1",
         "task.schedule.patience=1", "task.schedule.min_steps=12", "task.schedule.min_val_sequences=200",
-        "task.schedule.small_min_steps=16", "task.schedule.small_layer_decay=0.5")
+        "task.schedule.small_min_steps=16", "task.schedule.small_layer_decay=0.5",
+        "task.schedule.small_encoder_dropout=0.3", "task.encoder_dropout=0")
     # 30 train sequences, 4 steps per epoch: 2 epochs would be 8 steps; 4 epochs make 16
     assert summary["small_set"] == {"train_sequences": 30, "val_sequences": 10, "steps_per_epoch": 4, "epochs": 4,
-                                    "validate_every": 2, "keep_last": True, "layer_decay": 0.5}
+                                    "validate_every": 2, "keep_last": True, "layer_decay": 0.5,
+                                    "encoder_dropout": 0.3}
     assert summary["global_step"] == 16, "early stopping is off: the whole stretched schedule ran"
     assert summary["best_checkpoint"].endswith("last.ckpt")
-    assert load_export(run_dir / "export").metadata["source_checkpoint"] == "checkpoints/last.ckpt"
+    export = load_export(run_dir / "export")
+    assert export.metadata["source_checkpoint"] == "checkpoints/last.ckpt"
+    assert export.model_config["dropout"] == 0.3, "the small set trained with the recipe's encoder dropout"
     state = torch.load(run_dir / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=False)
     assert state["hyper_parameters"]["optim"]["layer_decay"] == 0.5
     rates = sorted({group["initial_lr"] for group in state["optimizer_states"][0]["param_groups"]}, reverse=True)
