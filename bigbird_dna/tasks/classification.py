@@ -84,6 +84,13 @@ def load_backbone(encoder: BigBirdEncoder, export_path: str | os.PathLike) -> tu
     return missing, unexpected
 
 
+def checked_dropout(rate: float, setting: str) -> float:
+    """``rate`` if it is a dropout rate in [0, 1), else an :class:`InputError` naming ``setting``."""
+    if not 0 <= rate < 1:
+        raise InputError(f"{setting}={rate} must be a dropout rate in [0, 1), or null to keep model.dropout.")
+    return rate
+
+
 class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
     """BigBird encoder + pooled classification head, ``num_labels`` independent BCE outputs.
 
@@ -125,8 +132,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
             raise InputError(f"task.pos_weight={pos_weight} must be positive (or null for 1).")
         # Run-specific or bulky inputs of subclasses are not hyperparameters (checkpoints stay plain).
         self.save_hyperparameters(ignore=["tokenizer_json", "rc_pairs", "data_label_names", "report_dir", "output"])
-        if encoder_dropout is not None and not 0 <= encoder_dropout < 1:
-            raise InputError(f"task.encoder_dropout={encoder_dropout} must be in [0, 1), or null for model.dropout.")
+        if encoder_dropout is not None:
+            checked_dropout(encoder_dropout, "task.encoder_dropout")
         self.config = EncoderConfig.from_dict({**model, **({} if encoder_dropout is None else
                                                             {"dropout": float(encoder_dropout)})})
         if output is None and output_kind not in KINDS:
@@ -150,6 +157,7 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
     def set_encoder_dropout(self, rate: float) -> None:
         """Every dropout of the encoder at ``rate``, recorded in ``config`` (and so in the export);
         the small-set recipe's ``task.schedule.small_encoder_dropout``."""
+        checked_dropout(rate, "task.schedule.small_encoder_dropout")
         for module in self.encoder.modules():
             if isinstance(module, nn.Dropout):
                 module.p = rate

@@ -34,3 +34,8 @@ def test_set_encoder_dropout_reaches_every_encoder_dropout_and_the_config_but_no
     task.set_encoder_dropout(0.3)
     assert dropouts(task) == {0.3} and task.config.dropout == 0.3 and task.encoder.config.dropout == 0.3
     assert {m.p for m in task.head.modules() if isinstance(m, nn.Dropout)} == {0.1}
+
+
+def test_a_small_set_dropout_outside_0_1_is_refused_before_training():
+    with pytest.raises(InputError, match="task.schedule.small_encoder_dropout=1.5"):
+        SequenceClassificationTask(ENCODER, {}).set_encoder_dropout(1.5)
