@@ -54,16 +54,22 @@ def test_summary_seconds_cover_every_phase_including_the_baselines_after_fit(
 
 def test_the_cli_writes_phase_lines_to_train_log_and_times_from_process_start(gzipped_lambda, tmp_path):
     run_dir = tmp_path / "run"
-    started = time.monotonic()
+    launched = time.time()
     result = run_cli("bigbird_dna.train", f"data.fasta={gzipped_lambda}", f"hydra.run.dir={run_dir}",
                      *FAST_OVERRIDES, "trainer.max_steps=2", env={"BIGBIRD_DNA_CACHE": str(tmp_path / "cache")})
-    wall = time.monotonic() - started
+    wall = time.time() - launched
     assert result.returncode == 0, result.stderr[-3000:]
     log_text = (run_dir / "train.log").read_text()
     assert f"decompressing {gzipped_lambda}" in log_text and "decompress: wrote" in log_text
     assert "baselines: " in log_text and "fit: to step 2" in log_text
-    summary = json.loads((run_dir / "summary.json").read_text())
-    # Python's start-up and imports count too: more than the phases, and about the command's wall time.
+    summary_file = run_dir / "summary.json"
+    summary = json.loads(summary_file.read_text())
+    # Python's start-up and imports count too: more than the phases, and no more than the command's wall time.
     assert sum(summary["phases"].values()) < summary["seconds"] <= wall
-    assert summary["seconds"] >= wall - 5.0, (summary["seconds"], wall)
+    # From the launch to the summary's writing is the whole run as timed from the process start, up to the
+    # fork (well under a second) and /proc's 10 ms ticks; what the process does after writing it (interpreter
+    # shut-down, which a loaded machine stretches) is not part of either. A clock started in main(), after
+    # the imports, would fall short by the imports' seconds.
+    until_written = summary_file.stat().st_mtime - launched
+    assert until_written - 1.0 <= summary["seconds"] <= until_written + 0.05, (summary["seconds"], until_written)
     assert "step 1/2" in result.stdout and "step 2/2" in result.stdout
