@@ -16,7 +16,8 @@ own summary gives the model's test AUROC, both baselines' (the baselines are ret
 seed, on the same rows) and the seconds of the whole run.
 
 Results: ``labelled_defaults[-TAG].json`` and ``.md`` in ``benchmarks/results/<date>_<machine>/``:
-per task, per seed and the mean, with "wins" true only if on every seed the model beats every
+per task, the folder's fingerprint (each split's SHA-256 and the builder's settings, so that a run
+on a rebuilt folder can be told from one on the same rows), per seed and the mean, with "wins" true only if on every seed the model beats every
 baseline present: the k-mer LR, the summary's CNN and, with ``--given-strand-cnn``, the small CNN on
 the given strand. ``--plain-cnn`` adds a one-convolution, global-max CNN: a control of the spacing
 task (it sees which motifs occur, not their order), not a baseline to beat.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import os
 import random
@@ -55,6 +57,17 @@ def subsample(src: Path, dst: Path, rows: int | None, seed: int = 0) -> int:
         writer.writerow(header)
         writer.writerows(body)
     return len(body)
+
+
+def fingerprint(folder: Path) -> dict:
+    """What identifies a task folder, so a later run can tell whether it has the same rows: the
+    SHA-256 of each split file (first 16 hex digits) and, where the builder wrote one, the
+    manifest's ``settings`` (window, negatives, seed)."""
+    splits = {split: hashlib.sha256((folder / f"{split}.tsv").read_bytes()).hexdigest()[:16]
+              for split in ("train", "val", "test") if (folder / f"{split}.tsv").is_file()}
+    manifest = folder / "manifest.json"
+    settings = json.loads(manifest.read_text()).get("settings") if manifest.is_file() else None
+    return {"sha256": splits, "settings": settings}
 
 
 def train(work: Path, task: Path, seed: int, overrides: list[str]) -> dict:
@@ -207,7 +220,8 @@ def main(argv: list[str] | None = None) -> Path:
                     if name in wanted:
                         runs[-1][key] = extra_cnn(task, seed, *EXTRA[key])
                 print(name, json.dumps(runs[-1]), flush=True)
-                results[name] = {"source": str(folder), "rows": rows, "runs": runs, "verdict": verdict(runs)}
+                results[name] = {"source": str(folder), "rows": rows, "folder": fingerprint(Path(folder)), "runs": runs,
+                                 "verdict": verdict(runs)}
                 save(out, results, args, before, argv, complete=False)  # a stopped benchmark keeps its runs
     markdown = save(out, results, args, before, argv, complete=True)
     print(markdown)
