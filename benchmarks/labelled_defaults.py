@@ -17,10 +17,11 @@ seed, on the same rows) and the seconds of the whole run.
 
 Results: ``labelled_defaults[-TAG].json`` and ``.md`` in ``benchmarks/results/<date>_<machine>/``:
 per task, the folder's fingerprint (each split's SHA-256 and the builder's settings, so that a run
-on a rebuilt folder can be told from one on the same rows), per seed and the mean, with "wins" true only if on every seed the model beats every
-baseline present: the k-mer LR, the summary's CNN and, with ``--given-strand-cnn``, the small CNN on
-the given strand. ``--plain-cnn`` adds a one-convolution, global-max CNN: a control of the spacing
-task (it sees which motifs occur, not their order), not a baseline to beat.
+on a rebuilt folder can be told from one on the same rows), per seed and the mean, with "wins" true
+only if on every seed the model beats every baseline present: the k-mer LR, the summary's CNN and,
+with ``--given-strand-cnn``, the small CNN on the given strand. ``--plain-cnn`` adds a
+one-convolution, global-max CNN: a control of the spacing task (it sees which motifs occur, not
+their order), not a baseline to beat.
 """
 
 from __future__ import annotations
