@@ -133,6 +133,10 @@ def test_callback_and_logger_configs_instantiate(tmp_path, group):
                 assert hydra.utils.instantiate(node) is None
                 assert type(hydra.utils.instantiate(node, enabled=True)).__name__ == "CompileLayers"
                 continue
+            if name == "weight_average":  # off unless task.schedule.ema_decay is set: no callback, then the EMA
+                assert hydra.utils.instantiate(node) is None
+                assert type(hydra.utils.instantiate(node, decay=0.99)).__name__ == "ExponentialWeightAverage"
+                continue
             assert hydra.utils.instantiate(node) is not None, name
 
 
