@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.model.composition import KmerComposition
 from bigbird_dna.model.config import EncoderConfig
 
 
@@ -93,10 +94,13 @@ class ClassificationHead(nn.Module):
         read: which states are pooled, one of :data:`READS`: ``bases`` (every input token) or
             ``tokens`` (the BigBird tokens; the same as ``bases`` without a pooling stem), applied by
             :class:`~bigbird_dna.model.networks.ClassifierNetwork`.
+        composition: the longest k-mer of the composition path
+            (:class:`~bigbird_dna.model.composition.KmerComposition`), whose logits are added to the
+            pooled vector's; 0: none.
     """
 
     def __init__(self, input_size: int, num_labels: int, dropout: float = 0.1, hidden_size: int | None = None,
-                 pooling: str = "cls", read: str = "bases"):
+                 pooling: str = "cls", read: str = "bases", composition: int = 0):
         super().__init__()
         if read not in READS:
             raise InputError(f"task.head.read={read!r} is not one of {READS}.")
@@ -109,11 +113,20 @@ class ClassificationHead(nn.Module):
             input_size = hidden_size
         self.body = nn.Sequential(*layers)
         self.out = nn.Linear(input_size, num_labels)
+        self.composition = KmerComposition(composition, num_labels) if composition else None
 
-    def forward(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """``hidden [B, T, H]`` (position 0 is [CLS]), ``attention_mask [B, T]`` -> logits ``[B, num_labels]``."""
-        return self.classify(self.pool(hidden, attention_mask))
+    def forward(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                input_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """``hidden [B, T, H]`` (position 0 is [CLS]), ``attention_mask [B, T]`` and, for the
+        composition path, ``input_ids [B, T]`` -> logits ``[B, num_labels]``."""
+        return self.classify(self.pool(hidden, attention_mask), input_ids)
 
-    def classify(self, pooled: torch.Tensor) -> torch.Tensor:
-        """The layers after the pooling: ``pooled [B, pool.output_size]`` -> logits ``[B, num_labels]``."""
-        return self.out(self.body(pooled))
+    def classify(self, pooled: torch.Tensor, input_ids: torch.Tensor | None = None) -> torch.Tensor:
+        """The layers after the pooling: ``pooled [B, pool.output_size]`` and the sequences'
+        ``input_ids [B, T]`` (read by the composition path only) -> logits ``[B, num_labels]``."""
+        logits = self.out(self.body(pooled))
+        if self.composition is not None:
+            if input_ids is None:
+                raise InputError("this head has a composition path (task.head.composition), which reads input_ids.")
+            logits = logits + self.composition(input_ids).to(logits.dtype)
+        return logits

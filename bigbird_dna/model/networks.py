@@ -50,7 +50,8 @@ class ClassifierNetwork:
             config: the encoder's config.
             output: a classifying output (``sigmoid`` or ``softmax``): one logit per name.
             head: the head settings of the task config (``dropout``, ``hidden_size``, ``pooling``,
-                ``read``; exports without ``pooling`` pool ``cls``, those without ``read`` read ``bases``).
+                ``read``, ``composition``; exports without ``pooling`` pool ``cls``, those without
+                ``read`` read ``bases``, those without ``composition`` have no composition path).
             encoder_class: the encoder's class (the ``transformers`` wrapper uses a subclass).
         """
         if not output.kind.classifies:
@@ -61,7 +62,7 @@ class ClassifierNetwork:
         self.head = ClassificationHead(config.hidden_size, output.num_outputs,
                                        dropout=head.get("dropout", config.dropout),
                                        hidden_size=head.get("hidden_size"), pooling=head.get("pooling", "cls"),
-                                       read=head.get("read", "bases"))
+                                       read=head.get("read", "bases"), composition=head.get("composition") or 0)
 
     def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         """Logits ``[B, C]`` for ``input_ids``/``attention_mask [B, T]`` (``None``: no padding; see
@@ -74,8 +75,8 @@ class ClassifierNetwork:
         """
         if self.head.pool.pooling == "cls" and not self.head.training and not self.reads_tokens:
             cls_row = torch.zeros(1, dtype=torch.long, device=input_ids.device)
-            return self.head(self.encoder(input_ids, attention_mask, rows=cls_row))
-        return self.head.classify(self.pooled(input_ids, attention_mask))
+            return self.head(self.encoder(input_ids, attention_mask, rows=cls_row), input_ids=input_ids)
+        return self.head.classify(self.pooled(input_ids, attention_mask), input_ids)
 
     @property
     def reads_tokens(self) -> bool:

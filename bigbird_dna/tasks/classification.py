@@ -30,6 +30,7 @@ from torchmetrics import MeanMetric
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.metrics import output_metrics
+from bigbird_dna.model.composition import check_composition_tokenizer
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.export import load_export
@@ -37,6 +38,7 @@ from bigbird_dna.model.networks import ClassifierNetwork
 from bigbird_dna.model.outputs import KINDS, SIGMOID, ModelOutput, default_names
 from bigbird_dna.tasks.base import EncoderTask
 from bigbird_dna.tasks.shuffle_contrast import ShuffleContrast
+from bigbird_dna.tokenizer.bpe import DNATokenizer
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +143,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         self.build_network(self.config, output or ModelOutput(KINDS[output_kind], default_names("label", num_labels)),
                            head)
         self.tokenizer_json = tokenizer_json
+        if self.head.composition is not None and tokenizer_json is not None:
+            check_composition_tokenizer(DNATokenizer.from_str(tokenizer_json))
         if pos_weight is not None and self.output.kind is not SIGMOID:
             raise InputError(f"task.pos_weight weights the positives of sigmoid outputs; a {self.output.kind.name} "
                              "output takes none (task=classify: set task.class_weights).")
@@ -216,7 +220,7 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         if warming:
             input_ids, attention_mask = self.shuffle_contrast.inputs(input_ids, attention_mask)
         pooled = self.pooled(input_ids, attention_mask)
-        logits = self.head.classify(pooled[:batch_size])
+        logits = self.head.classify(pooled[:batch_size], input_ids[:batch_size])
         if warming:
             return self.shuffle_contrast.loss(pooled) + 0.0 * logits.sum(), "contrast"
         loss = self.loss(logits, batch["labels"])

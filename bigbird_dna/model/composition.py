@@ -1,0 +1,98 @@
+"""The classifier head's composition path: a sequence's k-mer frequencies, read by one linear layer.
+
+A wide-and-deep head: the pooled encoder states (the deep part) and, beside them, the frequencies
+of every k-mer of ``k = 1..max_k`` on the given strand (the wide part), standardised by a batch
+norm without affine weights (the running mean and variance of training, like the k-mer logistic
+regression's standardiser), then one linear layer whose logits are added to the deep part's.
+GC content, CpG depletion and other composition signals are then one linear read-out away, as
+they are for the k-mer LR, instead of something the convolutions and attention must rebuild.
+
+Frequencies are counted on token ids: a k-mer is counted where all of its ``k`` tokens are the
+single-base tokens A, C, G, T (:data:`BASE_IDS`, the ids every bigbird_dna one-base-per-token
+tokenizer gives them); N, IUPAC codes, [CLS], [SEP] and padding start no k-mer and end every run.
+So the path needs a tokenizer with one base per token (``tokenizer=char``), which
+:func:`check_composition_tokenizer` enforces. It reads ids, not the encoder's states, so gradient
+attributions (which differentiate the token vectors) do not see it; in-silico mutagenesis does.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from bigbird_dna.errors import InputError
+from bigbird_dna.tokenizer.bpe import ALPHABET, SPECIAL_TOKENS, DNATokenizer
+
+# The ids of A, C, G, T: after the 5 special tokens, the alphabet starts with ACGT.
+BASE_IDS = tuple(len(SPECIAL_TOKENS) + ALPHABET.index(base) for base in "ACGT")
+MAX_COMPOSITION_K = 6
+
+
+def num_composition_features(max_k: int) -> int:
+    """Features of ``k = 1..max_k``: ``4 + 16 + ... + 4**max_k``."""
+    return sum(4 ** k for k in range(1, max_k + 1))
+
+
+def kmer_frequencies(input_ids: torch.Tensor, max_k: int) -> torch.Tensor:
+    """``input_ids [B, T]`` -> float32 ``[B, num_composition_features(max_k)]``.
+
+    Per ``k``, the counts of the ``4**k`` k-mers (A=0, C=1, G=2, T=3, first base most significant)
+    over every window of ``k`` consecutive base tokens, divided by the number of such windows
+    (a sequence without one gets zeros). Blocks are ordered ``k = 1, 2, ...``.
+    """
+    first = BASE_IDS[0]
+    base = input_ids - first  # [B, T]; 0..3 for A, C, G, T
+    is_base = (base >= 0) & (base < 4)
+    base = base.clamp(0, 3)
+    blocks = []
+    for k in range(1, max_k + 1):
+        span = input_ids.shape[1] - k + 1
+        counts = torch.zeros(input_ids.shape[0], 4 ** k, device=input_ids.device)
+        if span > 0:
+            code, valid = torch.zeros_like(base[:, :span]), torch.ones_like(is_base[:, :span])
+            for j in range(k):
+                code = code * 4 + base[:, j:j + span]
+                valid = valid & is_base[:, j:j + span]
+            counts.scatter_add_(1, code, valid.float())
+        blocks.append(counts / counts.sum(1, keepdim=True).clamp(min=1))
+    return torch.cat(blocks, dim=1)
+
+
+class KmerComposition(nn.Module):
+    """k-mer frequencies -> standardised -> linear: logits ``[B, num_labels]`` from ``input_ids [B, T]``.
+
+    The linear layer starts at zero, so an untrained composition path adds nothing.
+
+    Args:
+        max_k: the longest k-mer, ``1..MAX_COMPOSITION_K``.
+        num_labels: the head's outputs.
+    """
+
+    def __init__(self, max_k: int, num_labels: int):
+        super().__init__()
+        if not 1 <= max_k <= MAX_COMPOSITION_K:
+            raise InputError(f"task.head.composition={max_k}: choose the longest k-mer from 1 to "
+                             f"{MAX_COMPOSITION_K} (or 0 for no composition path).")
+        self.max_k = max_k
+        features = num_composition_features(max_k)
+        self.register_buffer("running_mean", torch.zeros(features))
+        self.register_buffer("running_var", torch.ones(features))
+        self.linear = nn.Linear(features, num_labels, bias=False)
+        nn.init.zeros_(self.linear.weight)
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        frequencies = kmer_frequencies(input_ids, self.max_k)
+        # a training batch of one sequence has no variance of its own: it uses the running statistics
+        per_batch = self.training and frequencies.shape[0] > 1
+        standardised = F.batch_norm(frequencies, self.running_mean, self.running_var, training=per_batch)
+        return self.linear(standardised.to(self.linear.weight.dtype))
+
+
+def check_composition_tokenizer(tokenizer: DNATokenizer) -> None:
+    """Raise unless every base is one token and A, C, G, T have the ids :data:`BASE_IDS`."""
+    vocab = tokenizer.backend.get_vocab()
+    multi_base = [t for t, i in vocab.items() if i not in tokenizer.special_ids and len(t) != 1]
+    if multi_base or tuple(vocab.get(base) for base in "ACGT") != BASE_IDS:
+        raise InputError("task.head.composition counts k-mers of single-base tokens, and this tokenizer has "
+                         "multi-base tokens; use tokenizer=char, or set task.head.composition=0.")
