@@ -142,6 +142,9 @@ def gradient_attributions(module: torch.nn.Module, tokenizer: DNATokenizer, enco
     encoding (refusing sequences longer than its context).
     """
     device = next(module.parameters()).device
+    if getattr(getattr(module, "head", None), "composition", None) is not None:
+        log.info("%s explains the pooled states only: the head's composition path reads the letters, not token "
+                 "vectors, so its share is not in these scores (method=ism sees it).", method)
     ids, mask = encode(seqs)
     lengths = mask.sum(1).tolist()
     offsets = tokenizer.offsets(seqs)

@@ -10,8 +10,8 @@ they are for the k-mer LR, instead of something the convolutions and attention m
 Frequencies are counted on token ids: a k-mer is counted where all of its ``k`` tokens are the
 single-base tokens A, C, G, T (:data:`BASE_IDS`, the ids every bigbird_dna one-base-per-token
 tokenizer gives them); N, IUPAC codes, [CLS], [SEP] and padding start no k-mer and end every run.
-So the path needs a tokenizer with one base per token (``tokenizer=char``), which
-:func:`check_composition_tokenizer` enforces. It reads ids, not the encoder's states, so gradient
+So the path needs a tokenizer with one base per token (``tokenizer=char``): ``auto``, the
+labelled default, turns it on with one and off with any other (:func:`resolve_composition`). It reads ids, not the encoder's states, so gradient
 attributions (which differentiate the token vectors) do not see it; in-silico mutagenesis does.
 """
 
@@ -27,6 +27,8 @@ from bigbird_dna.tokenizer.bpe import ALPHABET, SPECIAL_TOKENS, DNATokenizer
 # The ids of A, C, G, T: after the 5 special tokens, the alphabet starts with ACGT.
 BASE_IDS = tuple(len(SPECIAL_TOKENS) + ALPHABET.index(base) for base in "ACGT")
 MAX_COMPOSITION_K = 6
+# task.head.composition=auto: this longest k-mer with a one-base-per-token tokenizer, none with any other
+AUTO_COMPOSITION_K = 4
 
 
 def num_composition_features(max_k: int) -> int:
@@ -89,10 +91,30 @@ class KmerComposition(nn.Module):
         return self.linear(standardised.to(self.linear.weight.dtype))
 
 
-def check_composition_tokenizer(tokenizer: DNATokenizer) -> None:
-    """Raise unless every base is one token and A, C, G, T have the ids :data:`BASE_IDS`."""
+def counts_bases(tokenizer: DNATokenizer) -> bool:
+    """True when every base is one token and A, C, G, T have the ids :data:`BASE_IDS`."""
     vocab = tokenizer.backend.get_vocab()
     multi_base = [t for t, i in vocab.items() if i not in tokenizer.special_ids and len(t) != 1]
-    if multi_base or tuple(vocab.get(base) for base in "ACGT") != BASE_IDS:
-        raise InputError("task.head.composition counts k-mers of single-base tokens, and this tokenizer has "
-                         "multi-base tokens; use tokenizer=char, or set task.head.composition=0.")
+    return not multi_base and tuple(vocab.get(base) for base in "ACGT") == BASE_IDS
+
+
+def resolve_composition(setting: int | str | None, tokenizer: DNATokenizer | None) -> int:
+    """The longest k-mer of ``task.head.composition``: ``auto`` is :data:`AUTO_COMPOSITION_K` with a
+    one-base-per-token tokenizer (or none given) and 0 with any other; a number is checked against
+    the tokenizer. ``None`` (exports from before the setting) is 0.
+
+    Raises:
+        InputError: a number above 0 with a tokenizer of multi-base tokens, or a setting that is neither.
+    """
+    if setting is None:
+        return 0
+    base_tokens = tokenizer is None or counts_bases(tokenizer)
+    if setting == "auto":
+        return AUTO_COMPOSITION_K if base_tokens else 0
+    if isinstance(setting, bool) or not isinstance(setting, int):
+        raise InputError(f"task.head.composition={setting!r}: give the longest k-mer (1 to {MAX_COMPOSITION_K}), "
+                         "0 for none, or auto.")
+    if setting and not base_tokens:
+        raise InputError(f"task.head.composition={setting} counts k-mers of single-base tokens, and this tokenizer "
+                         "has multi-base tokens; use tokenizer=char, or set task.head.composition=0 (or auto).")
+    return setting

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.model.composition import resolve_composition
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.export import LAYOUTS_KEY, Export
@@ -62,7 +63,8 @@ class ClassifierNetwork:
         self.head = ClassificationHead(config.hidden_size, output.num_outputs,
                                        dropout=head.get("dropout", config.dropout),
                                        hidden_size=head.get("hidden_size"), pooling=head.get("pooling", "cls"),
-                                       read=head.get("read", "bases"), composition=head.get("composition") or 0)
+                                       read=head.get("read", "bases"),
+                                       composition=resolve_composition(head.get("composition"), None))
 
     def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         """Logits ``[B, C]`` for ``input_ids``/``attention_mask [B, T]`` (``None``: no padding; see

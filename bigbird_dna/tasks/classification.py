@@ -30,7 +30,7 @@ from torchmetrics import MeanMetric
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.metrics import output_metrics
-from bigbird_dna.model.composition import check_composition_tokenizer
+from bigbird_dna.model.composition import resolve_composition
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.export import load_export
@@ -132,8 +132,12 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
             raise InputError(f"num_labels={num_labels}: a classifier needs at least one label.")
         if pos_weight is not None and pos_weight <= 0:
             raise InputError(f"task.pos_weight={pos_weight} must be positive (or null for 1).")
+        # task.head.composition=auto becomes a number here, so checkpoints and exports record what was built
+        head = {**(head or {}), "composition": resolve_composition(
+            (head or {}).get("composition"), DNATokenizer.from_str(tokenizer_json) if tokenizer_json else None)}
         # Run-specific or bulky inputs of subclasses are not hyperparameters (checkpoints stay plain).
         self.save_hyperparameters(ignore=["tokenizer_json", "rc_pairs", "data_label_names", "report_dir", "output"])
+        self.hparams["head"] = head  # a subclass's own arguments would bring back the unresolved setting
         if encoder_dropout is not None:
             checked_dropout(encoder_dropout, "task.encoder_dropout")
         self.config = EncoderConfig.from_dict({**model, **({} if encoder_dropout is None else
@@ -143,8 +147,6 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         self.build_network(self.config, output or ModelOutput(KINDS[output_kind], default_names("label", num_labels)),
                            head)
         self.tokenizer_json = tokenizer_json
-        if self.head.composition is not None and tokenizer_json is not None:
-            check_composition_tokenizer(DNATokenizer.from_str(tokenizer_json))
         if pos_weight is not None and self.output.kind is not SIGMOID:
             raise InputError(f"task.pos_weight weights the positives of sigmoid outputs; a {self.output.kind.name} "
                              "output takes none (task=classify: set task.class_weights).")
