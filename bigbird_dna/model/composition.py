@@ -10,9 +10,10 @@ they are for the k-mer LR, instead of something the convolutions and attention m
 Frequencies are counted on token ids: a k-mer is counted where all of its ``k`` tokens are the
 single-base tokens A, C, G, T (:data:`BASE_IDS`, the ids every bigbird_dna one-base-per-token
 tokenizer gives them); N, IUPAC codes, [CLS], [SEP] and padding start no k-mer and end every run.
-So the path needs a tokenizer with one base per token (``tokenizer=char``): ``auto``, the
-labelled default, turns it on with one and off with any other (:func:`resolve_composition`). It reads ids, not the encoder's states, so gradient
-attributions (which differentiate the token vectors) do not see it; in-silico mutagenesis does.
+So the path needs a tokenizer with one base per token (``tokenizer=char``): ``auto`` turns it on
+with one and off with any other (:func:`resolve_composition`). It reads ids, not the encoder's
+states, so gradient attributions (which differentiate the token vectors) do not see it;
+in-silico mutagenesis does.
 """
 
 from __future__ import annotations
