@@ -24,6 +24,7 @@ from torch.nn import functional as F
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.tokenizer.bpe import ALPHABET, SPECIAL_TOKENS, DNATokenizer
+from bigbird_dna.tokenizer.specials import per_character_ids
 
 # The ids of A, C, G, T: after the 5 special tokens, the alphabet starts with ACGT.
 BASE_IDS = tuple(len(SPECIAL_TOKENS) + ALPHABET.index(base) for base in "ACGT")
@@ -93,10 +94,10 @@ class KmerComposition(nn.Module):
 
 
 def counts_bases(tokenizer: DNATokenizer) -> bool:
-    """True when every base is one token and A, C, G, T have the ids :data:`BASE_IDS`."""
-    vocab = tokenizer.backend.get_vocab()
-    multi_base = [t for t, i in vocab.items() if i not in tokenizer.special_ids and len(t) != 1]
-    return not multi_base and tuple(vocab.get(base) for base in "ACGT") == BASE_IDS
+    """True when every base is one token (:func:`~bigbird_dna.tokenizer.specials.per_character_ids`)
+    and A, C, G, T have the ids :data:`BASE_IDS`."""
+    table = per_character_ids(tokenizer)
+    return table is not None and tuple(int(table[ord(base)]) for base in "ACGT") == BASE_IDS
 
 
 def resolve_composition(setting: int | str | None, tokenizer: DNATokenizer | None) -> int:
