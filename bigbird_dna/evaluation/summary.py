@@ -7,6 +7,7 @@ A classifier against the k-mer LR and small CNN of :mod:`bigbird_dna.evaluation.
     vs k-mer LR (k=1..4)             test AUROC 0.7700: beats it by 0.0123
     vs small CNN (3 conv, max pool)  test AUROC 0.7580: does NOT beat it (-0.0345)
 
+(``oriented k=1..4`` where the LR counted k-mers on the given strand, for data that is not flipped.)
 The model's metric is taken on the split the baselines were scored on (``baseline/split``), or on
 the other split, said so, when the model has none there. A masked language model against the
 unigram and the causal and bidirectional k-mer chains, in bits per base on the same scored bases
@@ -57,7 +58,8 @@ def baseline_rows(summary: dict[str, Any], metric: str = "auroc", label: str = "
         if base is None:
             continue
         if key == "kmer_lr" and "baseline/kmer_lr/k" in summary:
-            name = f"{name} (k=1..{int(summary['baseline/kmer_lr/k'])})"
+            oriented = "oriented " if summary.get("baseline/kmer_lr/strands") == "given" else ""
+            name = f"{name} ({oriented}k=1..{int(summary['baseline/kmer_lr/k'])})"
         text = f"{split} {label} {base:.4f}: "
         if model is None or math.isnan(float(base)):
             text += f"no comparison (model {split} {label} {'missing' if model is None else f'{model:.4f}'})"

@@ -44,16 +44,17 @@ def test_reference_metrics_keys(baselines, planted):
     assert baselines["baseline/cnn/strands"] == "given"  # the module neither flips nor averages strands
 
 
-def test_the_cnn_reads_strands_as_the_data_does(planted, monkeypatch):
-    """Strand augmentation or both-strand evaluation in the data: the CNN trains and scores on both."""
+def test_the_baselines_read_strands_as_the_data_does(planted, monkeypatch):
+    """Strand augmentation or both-strand evaluation in the data: the CNN trains and scores on both
+    strands and the k-mer LR counts canonical k-mers; oriented data: the given strand, oriented k-mers."""
     import bigbird_dna.evaluation.baselines.run as run_module
 
-    seen = []
+    seen, oriented = [], []
     monkeypatch.setattr(run_module, "_cnn", lambda *args: seen.append(args[-1]) or {})
-    monkeypatch.setattr(run_module, "_kmer_lr", lambda *args: {})
+    monkeypatch.setattr(run_module, "_kmer_lr", lambda *args, **kwargs: oriented.append(kwargs["oriented"]) or {})
     for settings in ({}, {"reverse_complement_prob": 0.5}, {"eval_reverse_complement": True}):
         reference_metrics(LabelledDataModule(planted, batch_size=8, num_workers=0, seed=0, baselines=FAST, **settings))
-    assert seen == [False, True, True]
+    assert seen == [False, True, True] and oriented == [True, False, False]
 
 
 def test_a_broken_model_does_not_beat_the_baselines(baselines, planted):
@@ -67,7 +68,8 @@ def test_a_broken_model_does_not_beat_the_baselines(baselines, planted):
         if name.startswith("vs "):
             assert "does NOT beat it" in text and "beats it by" not in text, (name, text)
     k = baselines["baseline/kmer_lr/k"]
-    assert f"vs k-mer LR (k=1..{k})" in rows and "vs small CNN (3 conv, max pool)" in rows
+    # the planted data is not flipped: the LR counted oriented k-mers
+    assert f"vs k-mer LR (oriented k=1..{k})" in rows and "vs small CNN (3 conv, max pool)" in rows
     perfect = binary_auroc(labels.float(), labels).item()  # the labels themselves
     assert all("beats it by" in text or "+0.0000" in text
                for name, text in baseline_rows({"test/auroc": perfect, **baselines}) if name.startswith("vs "))

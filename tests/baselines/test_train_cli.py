@@ -32,5 +32,5 @@ def test_promoter_run_reports_the_baselines(tmp_path):
                 "baseline/kmer_lr/l2", "baseline/cnn/test_auroc", "baseline/cnn/epochs", "baseline/seconds"):
         assert key in summary, key
     assert summary["baseline/kmer_lr/test_auroc"] > 0.8  # the planted motif is learnable
-    assert "vs k-mer LR (k=1.." in result.stdout and "vs small CNN (3 conv, max pool)" in result.stdout
+    assert "vs k-mer LR (oriented k=1.." in result.stdout and "vs small CNN (3 conv, max pool)" in result.stdout
     assert "k-mer LR baseline:" in result.stderr + result.stdout  # the INFO line with its duration

@@ -1,5 +1,5 @@
-"""k-mer logistic regression: a linear model on standardised canonical k-mer frequencies
-(:mod:`.kmers`), fitted by full-batch L-BFGS in torch.
+"""k-mer logistic regression: a linear model on standardised k-mer frequencies (:mod:`.kmers`:
+canonical, or oriented for data read on a defined strand), fitted by full-batch L-BFGS in torch.
 
 One code path for every label kind: the model gives logits ``[N, C]``; the loss is a softmax
 cross-entropy for ``multiclass`` and independent sigmoids (BCE) for ``binary`` (``C = 1``) and
@@ -22,7 +22,8 @@ from bigbird_dna.evaluation.baselines.kmers import MAX_K, feature_slices, num_fe
 from bigbird_dna.evaluation.baselines.objective import loss_of, probabilities
 from bigbird_dna.evaluation.metrics import classification_metrics
 
-L2_GRID = (1e-1, 1e-2, 1e-3, 1e-4)
+# oriented 5- and 6-mers on a few thousand rows want penalties above 0.1 (A. thaliana promoters: 0.3-1)
+L2_GRID = (1.0, 3e-1, 1e-1, 1e-2, 1e-3, 1e-4)
 
 
 @dataclass
@@ -70,7 +71,8 @@ def fit_linear(x: torch.Tensor, labels: torch.Tensor, kind: str, l2: float, max_
 
 @dataclass
 class KmerLogisticRegression:
-    """A fitted model: ``k`` (features of ``1..k``), ``l2``, the standardiser and the weights."""
+    """A fitted model: ``k`` (features of ``1..k``, canonical or ``oriented``), ``l2``, the
+    standardiser and the weights."""
 
     k: int
     l2: float
@@ -80,10 +82,11 @@ class KmerLogisticRegression:
     bias: torch.Tensor  # [C]
     kind: str
     k_max_tried: int
+    oriented: bool = False
 
     def predict(self, features: np.ndarray, device: torch.device | str = "cpu", rows: int = 65536) -> torch.Tensor:
         """Probabilities ``[N, C]`` (CPU) from k-mer frequencies ``[N, >= F_k]``, ``rows`` at a time."""
-        columns = feature_slices()[self.k]
+        columns = feature_slices(self.k, self.oriented)[self.k]
         out = []
         for lo in range(0, len(features), rows):
             x = self.standardiser(torch.from_numpy(features[lo:lo + rows, columns]).to(device))
@@ -92,39 +95,41 @@ class KmerLogisticRegression:
 
 
 def affordable_k(rows: int, outputs: int, device: torch.device | str = "cpu", max_k: int = MAX_K,
-                 max_macs: float | None = None) -> int:
+                 max_macs: float | None = None, oriented: bool = False) -> int:
     """The largest ``K <= max_k`` whose objective costs at most ``max_macs`` multiply-adds
-    (``rows * num_features(K) * outputs`` per objective evaluation, of which the grid's fits make
-    a few thousand; default 1.5e8 on CPU, 1e10 on a GPU); at least 1. On CPU, 50k binary rows fit
-    up to ``K = 5``; 919 DeepSEA labels on 1k rows up to ``K = 3``."""
+    (``rows * num_features(K, oriented) * outputs`` per objective evaluation, of which the grid's
+    fits make a few thousand; default 1.5e8 on CPU, 1e10 on a GPU); at least 1. On CPU, 50k binary
+    rows fit up to ``K = 6`` canonical and ``K = 5`` oriented; 919 DeepSEA labels on 1k rows up to ``K = 3``."""
     if max_macs is None:
         max_macs = 1e10 if torch.device(device).type == "cuda" else 1.5e8
-    fits = [k for k in range(1, max_k + 1) if rows * num_features(k) * outputs <= max_macs]
+    fits = [k for k in range(1, max_k + 1) if rows * num_features(k, oriented) * outputs <= max_macs]
     return max(fits, default=1)
 
 
 def fit_kmer_lr(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray, kind: str,
                 device: torch.device | str = "cpu", max_k: int = MAX_K, l2_grid: tuple[float, ...] = L2_GRID,
-                max_macs: float | None = None) -> KmerLogisticRegression:
+                max_macs: float | None = None, oriented: bool = False) -> KmerLogisticRegression:
     """Fit every ``(K, l2)`` of the grid on train, keep the best on val.
 
     Args:
-        train_x, val_x: ``float32 [N, >= num_features(K)]`` k-mer frequencies, ``K`` the largest
-            :func:`affordable_k` (more columns are ignored).
+        train_x, val_x: ``float32 [N, >= num_features(K, oriented)]`` k-mer frequencies, ``K`` the
+            largest :func:`affordable_k` (more columns are ignored).
         train_y, val_y: ``float32 [N, C]`` 0/1 labels.
         kind: the label kind.
         max_macs: the budget of :func:`affordable_k`: larger ``K`` are not tried.
+        oriented: the features are oriented (:func:`~.kmers.kmer_frequencies`), not canonical.
     """
     device = torch.device(device)
-    max_k = min(max_k, affordable_k(len(train_x), train_y.shape[1], device, max_k, max_macs))
-    x_all = torch.from_numpy(np.ascontiguousarray(train_x[:, feature_slices(max_k)[max_k]])).to(device)
+    max_k = min(max_k, affordable_k(len(train_x), train_y.shape[1], device, max_k, max_macs, oriented))
+    slices = feature_slices(max_k, oriented)
+    x_all = torch.from_numpy(np.ascontiguousarray(train_x[:, slices[max_k]])).to(device)
     standardiser = Standardiser.fit(x_all)
     x_all = standardiser(x_all)
     y = torch.from_numpy(train_y).to(device)
     val_y_t = torch.from_numpy(val_y)
     best: KmerLogisticRegression | None = None
     tried = 1
-    for k, columns in feature_slices(max_k).items():
+    for k, columns in slices.items():
         tried = k
         x = x_all[:, columns]
         scaler = Standardiser(standardiser.mean[columns], standardiser.std[columns])
@@ -135,7 +140,7 @@ def fit_kmer_lr(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val
             metric = classification_metrics(probabilities(val @ init[0] + init[1], kind), val_y_t, kind)["auroc"]
             metric = -math.inf if math.isnan(metric) else metric
             if best is None or metric > best.val_metric:
-                best = KmerLogisticRegression(k, l2, metric, scaler, *init, kind, tried)
+                best = KmerLogisticRegression(k, l2, metric, scaler, *init, kind, tried, oriented)
     assert best is not None
     best.k_max_tried = tried
     return best

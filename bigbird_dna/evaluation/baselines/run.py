@@ -7,6 +7,7 @@ rows of) val, and scored on the whole test split, or on val when there is no tes
 Keys (``<split>`` is ``test`` or ``val``): ``baseline/split``, ``baseline/seconds``,
 ``baseline/train_samples``, ``baseline/eval_samples``; ``baseline/kmer_lr/<split>_<metric>``,
 ``baseline/kmer_lr/k``, ``baseline/kmer_lr/l2``, ``baseline/kmer_lr/k_max_tried``,
+``baseline/kmer_lr/strands`` (``both``: canonical k-mers, or ``given``: oriented),
 ``baseline/kmer_lr/seconds``; ``baseline/cnn/<split>_<metric>``, ``baseline/cnn/epochs``,
 ``baseline/cnn/best_epoch``, ``baseline/cnn/stopped``, ``baseline/cnn/strands`` (``both`` or
 ``given``), ``baseline/cnn/seconds``; metrics as in
@@ -65,8 +66,10 @@ def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mappin
         settings: the ``data.baselines`` config (see :data:`DEFAULTS`).
         device: where to train (the run's device).
         seed: seeds the subsampling and the CNN.
-        both_strands: the CNN trains and scores on both strands (as the model does when its data
-            flips or averages strands), else on the given strand only (oriented data).
+        both_strands: the CNN trains and scores on both strands and the k-mer LR counts canonical
+            k-mers (as the model reads both strands when its data flips or averages them); else the
+            CNN reads the given strand only and the LR counts oriented k-mers (oriented data, such
+            as promoters, where a k-mer and its reverse complement mean different things).
     """
     cfg = baseline_settings(settings)
     if not cfg["enabled"]:
@@ -85,7 +88,8 @@ def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mappin
             return _skip(f"the {len(train)} train rows used lack a class; no baseline can be fitted")
         out: dict[str, Any] = {"baseline/split": split, "baseline/train_samples": len(train),
                                "baseline/eval_samples": len(evaluated)}
-        out.update(_kmer_lr(train, val, evaluated, split, label_kind, device, int(cfg["kmer_max_k"])))
+        out.update(_kmer_lr(train, val, evaluated, split, label_kind, device, int(cfg["kmer_max_k"]),
+                            oriented=not both_strands))
         out.update(_cnn(train, val, evaluated, split, label_kind, device, seed, cfg, both_strands))
         out["baseline/seconds"] = round(timing.elapsed(), 1)
         timing.detail = (f"k-mer LR and small CNN trained on {len(train):,} rows, scored on {len(evaluated):,} "
@@ -98,23 +102,28 @@ def _prefixed(name: str, split: str, metrics: dict[str, float]) -> dict[str, flo
 
 
 def _kmer_lr(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, kind: str,
-             device: torch.device | str, max_k: int) -> dict[str, Any]:
+             device: torch.device | str, max_k: int, oriented: bool = False) -> dict[str, Any]:
     started = time.monotonic()
-    max_k = affordable_k(len(train), train.labels.shape[1], device, max_k)
-    features = [kmer_frequencies(s.codes, max_k) for s in (train, val)]
-    model = fit_kmer_lr(features[0], train.labels, features[1], val.labels, kind, device, max_k=max_k)
+    max_k = affordable_k(len(train), train.labels.shape[1], device, max_k, oriented=oriented)
+    features = [kmer_frequencies(s.codes, max_k, oriented=oriented) for s in (train, val)]
+    model = fit_kmer_lr(features[0], train.labels, features[1], val.labels, kind, device, max_k=max_k,
+                        oriented=oriented)
     if evaluated is val:
         probs = model.predict(features[1], device)
     else:  # in parts: a large test split's features need not fit in memory at once
         step = 20000
-        probs = torch.cat([model.predict(kmer_frequencies(evaluated.codes[lo:lo + step], model.k), device)
+        probs = torch.cat([model.predict(kmer_frequencies(evaluated.codes[lo:lo + step], model.k, oriented=oriented),
+                                         device)
                            for lo in range(0, len(evaluated), step)])
     metrics = classification_metrics(probs, torch.from_numpy(evaluated.labels), kind)
     seconds = time.monotonic() - started
-    log.info("k-mer LR baseline: k=1..%d, l2=%g (k<=%d tried), %s AUROC %.4f, %.1f s on %d train rows",
-             model.k, model.l2, model.k_max_tried, split, metrics["auroc"], seconds, len(train))
+    strands = "given" if oriented else "both"
+    log.info("k-mer LR baseline: %s k=1..%d, l2=%g (k<=%d tried), %s AUROC %.4f, %.1f s on %d train rows",
+             "oriented" if oriented else "canonical", model.k, model.l2, model.k_max_tried, split, metrics["auroc"],
+             seconds, len(train))
     return {**_prefixed("kmer_lr", split, metrics), "baseline/kmer_lr/k": model.k, "baseline/kmer_lr/l2": model.l2,
-            "baseline/kmer_lr/k_max_tried": model.k_max_tried, "baseline/kmer_lr/seconds": round(seconds, 1)}
+            "baseline/kmer_lr/k_max_tried": model.k_max_tried, "baseline/kmer_lr/strands": strands,
+            "baseline/kmer_lr/seconds": round(seconds, 1)}
 
 
 def _cnn(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, kind: str, device: torch.device | str,
