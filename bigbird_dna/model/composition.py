@@ -14,6 +14,12 @@ So the path needs a tokenizer with one base per token (``tokenizer=char``): ``au
 with one and off with any other (:func:`resolve_composition`). It reads ids, not the encoder's
 states, so gradient attributions (which differentiate the token vectors) do not see it;
 in-silico mutagenesis does.
+
+Two ways to learn it (``task.head.composition_fit``, :data:`FITS`): ``joint``
+(:class:`KmerComposition`), a zero-initialised linear layer trained with the network; or ``first``
+(:class:`FittedKmerComposition`), a k-mer logistic regression fitted on the training split before
+the network trains and then fixed, so the network learns what composition does not explain, from
+the LR's logits onwards (stacking).
 """
 
 from __future__ import annotations
@@ -29,8 +35,9 @@ from bigbird_dna.tokenizer.specials import per_character_ids
 # The ids of A, C, G, T: after the 5 special tokens, the alphabet starts with ACGT.
 BASE_IDS = tuple(len(SPECIAL_TOKENS) + ALPHABET.index(base) for base in "ACGT")
 MAX_COMPOSITION_K = 6
+FITS = ("joint", "first")
 # task.head.composition=auto: this longest k-mer with a one-base-per-token tokenizer, none with any other
-AUTO_COMPOSITION_K = 4
+AUTO_COMPOSITION_K = 5
 
 
 def num_composition_features(max_k: int) -> int:
@@ -91,6 +98,50 @@ class KmerComposition(nn.Module):
         per_batch = self.training and frequencies.shape[0] > 1
         standardised = F.batch_norm(frequencies, self.running_mean, self.running_var, training=per_batch)
         return self.linear(standardised.to(self.linear.weight.dtype))
+
+
+class FittedKmerComposition(nn.Module):
+    """k-mer frequencies -> ``(x - mean) / std`` -> ``x @ weight.T + bias``: logits ``[B, num_labels]``
+    from ``input_ids [B, T]``, with every number set by :meth:`load_fit` from a fitted k-mer logistic
+    regression (``task.head.composition_fit=first``) and then fixed.
+
+    Buffers only, no parameter: the optimiser, its weight decay and DDP's gradient reduction never
+    touch them, and they are saved with every checkpoint and export. Until fitted it adds nothing.
+    ``fitted`` records the fit, so a resumed run does not fit again.
+
+    Args:
+        max_k: the longest k-mer, ``1..MAX_COMPOSITION_K``; the fit may use ``k = 1..k' <= max_k``.
+        num_labels: the head's outputs.
+    """
+
+    def __init__(self, max_k: int, num_labels: int):
+        super().__init__()
+        if not 1 <= max_k <= MAX_COMPOSITION_K:
+            raise InputError(f"task.head.composition={max_k}: choose the longest k-mer from 1 to "
+                             f"{MAX_COMPOSITION_K} (or 0 for no composition path).")
+        self.max_k = max_k
+        features = num_composition_features(max_k)
+        self.register_buffer("mean", torch.zeros(features))
+        self.register_buffer("std", torch.ones(features))
+        self.register_buffer("weight", torch.zeros(num_labels, features))
+        self.register_buffer("bias", torch.zeros(num_labels))
+        self.register_buffer("fitted", torch.tensor(False))
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        standardised = (kmer_frequencies(input_ids, self.max_k) - self.mean) / self.std
+        return standardised @ self.weight.T + self.bias
+
+    def load_fit(self, mean: torch.Tensor, std: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> None:
+        """Take a fitted model on the first ``F' <= F`` feature columns (those of ``k = 1..k'``):
+        ``mean, std [F']``, ``weight [F', num_labels]`` (the LR's layout), ``bias [num_labels]``;
+        the columns beyond get weight 0."""
+        columns = mean.shape[0]
+        with torch.no_grad():
+            self.mean.zero_()[:columns] = mean
+            self.std.fill_(1.0)[:columns] = std
+            self.weight.zero_()[:, :columns] = weight.T
+            self.bias.copy_(bias)
+            self.fitted.fill_(True)
 
 
 def counts_bases(tokenizer: DNATokenizer) -> bool:

@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.model.composition import KmerComposition
+from bigbird_dna.model.composition import FITS, FittedKmerComposition, KmerComposition
 from bigbird_dna.model.config import EncoderConfig
 
 
@@ -97,10 +97,14 @@ class ClassificationHead(nn.Module):
         composition: the longest k-mer of the composition path
             (:class:`~bigbird_dna.model.composition.KmerComposition`), whose logits are added to the
             pooled vector's; 0: none.
+        composition_fit: how the composition path learns, one of
+            :data:`~bigbird_dna.model.composition.FITS`: ``joint`` with the network, or ``first``, a
+            k-mer LR fitted before the network trains, then fixed.
     """
 
     def __init__(self, input_size: int, num_labels: int, dropout: float = 0.1, hidden_size: int | None = None,
-                 pooling: str = "cls", read: str = "bases", composition: int = 0):
+                 pooling: str = "cls", read: str = "bases", composition: int = 0,
+                 composition_fit: str = "joint"):
         super().__init__()
         if read not in READS:
             raise InputError(f"task.head.read={read!r} is not one of {READS}.")
@@ -113,7 +117,10 @@ class ClassificationHead(nn.Module):
             input_size = hidden_size
         self.body = nn.Sequential(*layers)
         self.out = nn.Linear(input_size, num_labels)
-        self.composition = KmerComposition(composition, num_labels) if composition else None
+        if composition_fit not in FITS:
+            raise InputError(f"task.head.composition_fit={composition_fit!r} is not one of {FITS}.")
+        path = FittedKmerComposition if composition_fit == "first" else KmerComposition
+        self.composition = path(composition, num_labels) if composition else None
 
     def forward(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None,
                 input_ids: torch.Tensor | None = None) -> torch.Tensor:

@@ -51,8 +51,9 @@ class ClassifierNetwork:
             config: the encoder's config.
             output: a classifying output (``sigmoid`` or ``softmax``): one logit per name.
             head: the head settings of the task config (``dropout``, ``hidden_size``, ``pooling``,
-                ``read``, ``composition``; exports without ``pooling`` pool ``cls``, those without
-                ``read`` read ``bases``, those without ``composition`` have no composition path).
+                ``read``, ``composition``, ``composition_fit``; exports without ``pooling`` pool ``cls``,
+                those without ``read`` read ``bases``, those without ``composition`` have no
+                composition path, those without ``composition_fit`` learnt it ``joint``).
             encoder_class: the encoder's class (the ``transformers`` wrapper uses a subclass).
         """
         if not output.kind.classifies:
@@ -64,7 +65,8 @@ class ClassifierNetwork:
                                        dropout=head.get("dropout", config.dropout),
                                        hidden_size=head.get("hidden_size"), pooling=head.get("pooling", "cls"),
                                        read=head.get("read", "bases"),
-                                       composition=resolve_composition(head.get("composition"), None))
+                                       composition=resolve_composition(head.get("composition"), None),
+                                       composition_fit=head.get("composition_fit", "joint"))
 
     def logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         """Logits ``[B, C]`` for ``input_ids``/``attention_mask [B, T]`` (``None``: no padding; see

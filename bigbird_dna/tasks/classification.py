@@ -30,13 +30,14 @@ from torchmetrics import MeanMetric
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.metrics import output_metrics
-from bigbird_dna.model.composition import resolve_composition
+from bigbird_dna.model.composition import FittedKmerComposition, resolve_composition
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.export import load_export
 from bigbird_dna.model.networks import ClassifierNetwork
 from bigbird_dna.model.outputs import KINDS, SIGMOID, ModelOutput, default_names
 from bigbird_dna.tasks.base import EncoderTask
+from bigbird_dna.tasks.composition_fit import fit_composition_path
 from bigbird_dna.tasks.shuffle_contrast import ShuffleContrast
 from bigbird_dna.tokenizer.bpe import DNATokenizer
 
@@ -204,6 +205,22 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
     def export_weights(self, state: dict[str, Any]) -> dict[str, Any]:
         """A checkpoint's ``state_dict`` without the warm-up's score, which only training uses."""
         return {k: v for k, v in state.items() if not k.startswith("shuffle_contrast.")}
+
+    def on_fit_start(self) -> None:
+        """With ``task.head.composition_fit=first``, fit the composition path on the training split
+        (:mod:`~bigbird_dna.tasks.composition_fit`) unless a checkpoint already brought a fit."""
+        path = self.head.composition
+        if isinstance(path, FittedKmerComposition) and not bool(path.fitted):
+            fit = fit_composition_path(path, self.trainer.datamodule, self.config.max_input_tokens - 2)
+            if "skipped" in fit:
+                _report(f"composition path not fitted (task.head.composition_fit=first): {fit['skipped']}; it "
+                        "stays at zero.")
+                return
+            _report(f"composition path fitted first (task.head.composition_fit=first): a k-mer LR on oriented "
+                    f"k=1..{fit['k']}, l2={fit['l2']:g}, val AUROC {fit['val_auroc']:.4f}, {fit['rows']:,} training "
+                    f"rows{' with their reverse complements' if fit['both_strands'] else ''}, {fit['seconds']} s; "
+                    + ("fixed from here, the network learns the rest." if fit["kept"] else
+                       f"not above chance ({fit['kept_above']:.4f}), so the path stays at zero."))
 
     def on_train_start(self) -> None:
         if self.in_label_free_warmup:

@@ -112,10 +112,10 @@ def test_a_tokenizer_with_multi_base_tokens_is_refused_a_number_and_auto_turns_t
     assert task.head.composition is None and task.export_config()["head"]["composition"] == 0
 
 
-def test_auto_is_four_with_char_tokens_and_the_number_is_what_checkpoints_and_exports_record():
+def test_auto_is_five_with_char_tokens_and_the_number_is_what_checkpoints_and_exports_record():
     task = task_with(char_tokenizer(), "auto")
-    assert task.head.composition.max_k == 4
-    assert task.hparams["head"]["composition"] == 4 and task.export_config()["head"]["composition"] == 4
+    assert task.head.composition.max_k == 5
+    assert task.hparams["head"]["composition"] == 5 and task.export_config()["head"]["composition"] == 5
     with pytest.raises(InputError, match="task.head.composition='many'"):
         task_with(char_tokenizer(), "many")
 
