@@ -70,6 +70,15 @@ def kmer_frequencies(input_ids: torch.Tensor, max_k: int) -> torch.Tensor:
     return torch.cat(blocks, dim=1)
 
 
+def checked_k(max_k: int) -> int:
+    """``max_k`` if it is a longest k-mer the path can count (``1..MAX_COMPOSITION_K``), else an
+    :class:`InputError` naming ``task.head.composition``."""
+    if not 1 <= max_k <= MAX_COMPOSITION_K:
+        raise InputError(f"task.head.composition={max_k}: choose the longest k-mer from 1 to "
+                         f"{MAX_COMPOSITION_K} (or 0 for no composition path).")
+    return max_k
+
+
 class KmerComposition(nn.Module):
     """k-mer frequencies -> standardised -> linear: logits ``[B, num_labels]`` from ``input_ids [B, T]``.
 
@@ -82,10 +91,7 @@ class KmerComposition(nn.Module):
 
     def __init__(self, max_k: int, num_labels: int):
         super().__init__()
-        if not 1 <= max_k <= MAX_COMPOSITION_K:
-            raise InputError(f"task.head.composition={max_k}: choose the longest k-mer from 1 to "
-                             f"{MAX_COMPOSITION_K} (or 0 for no composition path).")
-        self.max_k = max_k
+        self.max_k = checked_k(max_k)
         features = num_composition_features(max_k)
         self.register_buffer("running_mean", torch.zeros(features))
         self.register_buffer("running_var", torch.ones(features))
@@ -116,10 +122,7 @@ class FittedKmerComposition(nn.Module):
 
     def __init__(self, max_k: int, num_labels: int):
         super().__init__()
-        if not 1 <= max_k <= MAX_COMPOSITION_K:
-            raise InputError(f"task.head.composition={max_k}: choose the longest k-mer from 1 to "
-                             f"{MAX_COMPOSITION_K} (or 0 for no composition path).")
-        self.max_k = max_k
+        self.max_k = checked_k(max_k)
         features = num_composition_features(max_k)
         self.register_buffer("mean", torch.zeros(features))
         self.register_buffer("std", torch.ones(features))
