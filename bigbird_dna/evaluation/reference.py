@@ -28,16 +28,21 @@ def check_settings(datamodule: Any) -> None:
         baseline_settings(datamodule.baselines)
 
 
+def reads_both_strands(datamodule: Any) -> bool:
+    """Whether the model reads both strands of ``datamodule``'s sequences: True when the data flips
+    them in training or averages them in evaluation (chromatin data always scores both), False for
+    oriented data. The baselines read strands so too (the CNN's strands, the k-mer LR's canonical or
+    oriented k-mers), and so does the head's fitted composition path."""
+    return (getattr(datamodule, "reverse_complement_prob", 0.0) > 0
+            or getattr(datamodule, "eval_reverse_complement", True))
+
+
 def reference_metrics(datamodule: Any, device: torch.device | str = "cpu") -> dict[str, Any]:
     """The baselines' ``summary.json`` keys for ``datamodule`` (empty for data without baselines);
     labelled baselines train on ``device``."""
     if isinstance(datamodule, GenomeMLMDataModule):
         return chain_metrics(datamodule)
     if isinstance(datamodule, LabelledDataModule):
-        # the CNN reads strands as the model does: both when the data flips or averages them
-        # (chromatin data always scores both), the given strand for oriented data
-        both = (getattr(datamodule, "reverse_complement_prob", 0.0) > 0
-                or getattr(datamodule, "eval_reverse_complement", True))
         return run_baselines(datamodule.datasets, datamodule.label_kind, datamodule.baselines, device,
-                             datamodule.seed, both_strands=both)
+                             datamodule.seed, both_strands=reads_both_strands(datamodule))
     return {}

@@ -30,6 +30,7 @@ from bigbird_dna.data.labelled import LabelledDataModule
 from bigbird_dna.evaluation.baselines.kmer_lr import fit_kmer_lr
 from bigbird_dna.evaluation.baselines.kmers import kmer_frequencies
 from bigbird_dna.evaluation.baselines.sequences import CodedSet, coded_split, reverse_complement_codes
+from bigbird_dna.evaluation.reference import reads_both_strands
 from bigbird_dna.model.composition import FittedKmerComposition
 
 # the fit is kept when its val AUROC is above 0.5 + this many chance standard errors
@@ -45,12 +46,6 @@ def chance_standard_error(labels: np.ndarray) -> float:
     if (positives == 0).any() or (negatives == 0).any():
         return float("inf")
     return float(np.sqrt((positives + negatives + 1) / (12 * positives * negatives)).max())
-
-
-def reads_both_strands(datamodule: Any) -> bool:
-    """True when the data flips strands in training or scores both: the baselines' rule too."""
-    return (getattr(datamodule, "reverse_complement_prob", 0.0) > 0
-            or getattr(datamodule, "eval_reverse_complement", True))
 
 
 def _with_reverse_complements(data: CodedSet) -> CodedSet:
