@@ -61,7 +61,25 @@ def prefetch(items: Iterator, depth: int) -> Iterator:
                 raise item
             yield item
     finally:
-        stop.set()
+        _stop_producer(thread, slots, stop)
+
+
+def _stop_producer(thread: threading.Thread, slots: queue.Queue, stop: threading.Event,
+                   patience_s: float = 30.0) -> None:
+    """Stop :func:`prefetch`'s thread when its consumer stops early (an error, a full disk): empty
+    its queue so a blocked ``put`` returns, and wait for it to finish its item and see ``stop``.
+    A daemon thread left inside a torch op while the interpreter exits can abort the process
+    (``terminate called without an active exception``) after the error line was printed."""
+    stop.set()
+    waited = 0.0
+    while thread.is_alive() and waited < patience_s:
+        try:
+            while True:
+                slots.get_nowait()
+        except queue.Empty:
+            pass
+        thread.join(timeout=0.05)
+        waited += 0.05
 
 
 def bases_that_fit(bases: int, tokens: int, max_tokens: int) -> int:

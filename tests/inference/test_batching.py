@@ -3,13 +3,14 @@ order, with the same long-window error; ``auto`` picks workers only where they p
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 import torch
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.inference import batching
-from bigbird_dna.inference.batching import auto_workers, window_batches
+from bigbird_dna.inference.batching import auto_workers, prefetch, window_batches
 from bigbird_dna.inference.windows import ScanWindow
 from bigbird_dna.tokenizer import char_tokenizer
 from tests.promoter.conftest import tiny_tokenizer  # noqa: F401
@@ -61,3 +62,26 @@ def test_pinned_batches_hold_the_same_tokens():
     plain = list(window_batches(iter(windows), char_tokenizer(), 4, 64))
     pinned = list(window_batches(iter(windows), char_tokenizer(), 4, 64, pin_memory=True))
     assert all(ids.is_pinned() and torch.equal(ids, ref) for (_, ids, _), (_, ref, _) in zip(pinned, plain))
+
+
+def test_prefetch_stops_its_thread_when_the_consumer_stops_early():
+    produced = []
+
+    def items():
+        for i in range(1000):
+            produced.append(i)
+            yield i
+
+    before = {t.ident for t in threading.enumerate()}
+    stream = prefetch(items(), depth=2)
+    assert [next(stream) for _ in range(3)] == [0, 1, 2]
+    stream.close()  # the consumer stops, e.g. on a full disk: the producer is blocked on a full queue
+    assert not [t for t in threading.enumerate() if t.ident not in before]  # no thread outlives it
+    assert len(produced) < 10
+
+    def failing():
+        yield 1
+        raise OSError("disk gone")
+
+    with pytest.raises(OSError, match="disk gone"):
+        list(prefetch(failing(), depth=2))
