@@ -43,6 +43,28 @@ LABEL_KINDS = ("binary", "multiclass", "multilabel")
 NAN = float("nan")
 
 
+# a score is "above chance" when its AUROC exceeds 0.5 by this many chance standard errors
+ABOVE_CHANCE_STANDARD_ERRORS = 3.0
+
+
+def chance_standard_error(labels: np.ndarray) -> float:
+    """The standard deviation of a random scorer's AUROC, ``sqrt((P + N + 1) / (12 P N))`` for
+    ``P`` positives and ``N`` negatives (Mann-Whitney under the null), the largest over the label
+    columns of ``labels [rows, C]`` (0/1); ``inf`` when a column lacks a class."""
+    positives = labels.sum(0)
+    negatives = len(labels) - positives
+    if (positives == 0).any() or (negatives == 0).any():
+        return float("inf")
+    return float(np.sqrt((positives + negatives + 1) / (12 * positives * negatives)).max())
+
+
+def above_chance_threshold(labels: np.ndarray) -> float:
+    """The AUROC a score must exceed on ``labels [rows, C]`` to be above chance:
+    ``0.5 + ABOVE_CHANCE_STANDARD_ERRORS * chance_standard_error(labels)``. At 1 or more (ten
+    validation sequences give 1.07) no score can: such a split is too small to choose on."""
+    return 0.5 + ABOVE_CHANCE_STANDARD_ERRORS * chance_standard_error(labels)
+
+
 def check_label_kind(kind: str, num_labels: int) -> None:
     """Refuse an unknown kind, or a label count that does not fit it."""
     if kind not in LABEL_KINDS:

@@ -19,7 +19,11 @@ Two ways to learn it (``task.head.composition_fit``, :data:`FITS`): ``joint``
 (:class:`KmerComposition`), a zero-initialised linear layer trained with the network; or ``first``
 (:class:`FittedKmerComposition`), a k-mer logistic regression fitted on the training split before
 the network trains and then fixed, so the network learns what composition does not explain, from
-the LR's logits onwards (stacking).
+the LR's logits onwards (stacking). Stacking is cross-fitted: during training each sequence gets
+the logits of an LR fitted without its fold (:data:`CROSS_FIT_FOLDS` folds, assigned by
+:func:`sequence_folds`), as a held-out sequence would, instead of the full fit's, which is
+optimistic on the rows it was fitted on and so leaves the network too little to learn there;
+validation, test, prediction and exports use the full fit.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ MAX_COMPOSITION_K = 6
 FITS = ("joint", "first")
 # task.head.composition=auto: this longest k-mer with a one-base-per-token tokenizer, none with any other
 AUTO_COMPOSITION_K = 5
+# out-of-fold LRs of the fitted path's training logits, and the k-mers whose counts assign the folds
+CROSS_FIT_FOLDS = 5
+FOLD_HASH_K = 4
 
 
 def num_composition_features(max_k: int) -> int:
@@ -45,29 +52,49 @@ def num_composition_features(max_k: int) -> int:
     return sum(4 ** k for k in range(1, max_k + 1))
 
 
+def kmer_counts(input_ids: torch.Tensor, k: int) -> torch.Tensor:
+    """``input_ids [B, T]`` -> float32 ``[B, 4**k]``: the counts of each k-mer (A=0, C=1, G=2, T=3,
+    first base most significant) over every window of ``k`` consecutive base tokens."""
+    base = input_ids - BASE_IDS[0]  # [B, T]; 0..3 for A, C, G, T
+    is_base = (base >= 0) & (base < 4)
+    base = base.clamp(0, 3)
+    span = input_ids.shape[1] - k + 1
+    counts = torch.zeros(input_ids.shape[0], 4 ** k, device=input_ids.device)
+    if span > 0:
+        code, valid = torch.zeros_like(base[:, :span]), torch.ones_like(is_base[:, :span])
+        for j in range(k):
+            code = code * 4 + base[:, j:j + span]
+            valid = valid & is_base[:, j:j + span]
+        counts.scatter_add_(1, code, valid.float())
+    return counts
+
+
 def kmer_frequencies(input_ids: torch.Tensor, max_k: int) -> torch.Tensor:
     """``input_ids [B, T]`` -> float32 ``[B, num_composition_features(max_k)]``.
 
-    Per ``k``, the counts of the ``4**k`` k-mers (A=0, C=1, G=2, T=3, first base most significant)
-    over every window of ``k`` consecutive base tokens, divided by the number of such windows
-    (a sequence without one gets zeros). Blocks are ordered ``k = 1, 2, ...``.
+    Per ``k``, the :func:`kmer_counts` divided by the number of windows (a sequence without one
+    gets zeros). Blocks are ordered ``k = 1, 2, ...``.
     """
-    first = BASE_IDS[0]
-    base = input_ids - first  # [B, T]; 0..3 for A, C, G, T
-    is_base = (base >= 0) & (base < 4)
-    base = base.clamp(0, 3)
-    blocks = []
-    for k in range(1, max_k + 1):
-        span = input_ids.shape[1] - k + 1
-        counts = torch.zeros(input_ids.shape[0], 4 ** k, device=input_ids.device)
-        if span > 0:
-            code, valid = torch.zeros_like(base[:, :span]), torch.ones_like(is_base[:, :span])
-            for j in range(k):
-                code = code * 4 + base[:, j:j + span]
-                valid = valid & is_base[:, j:j + span]
-            counts.scatter_add_(1, code, valid.float())
-        blocks.append(counts / counts.sum(1, keepdim=True).clamp(min=1))
-    return torch.cat(blocks, dim=1)
+    blocks = [kmer_counts(input_ids, k) for k in range(1, max_k + 1)]
+    return torch.cat([counts / counts.sum(1, keepdim=True).clamp(min=1) for counts in blocks], dim=1)
+
+
+def _strand_symmetric_keys(k: int) -> torch.Tensor:
+    """int64 ``[4**k]``: a pseudo-random key per k-mer, equal for a k-mer and its reverse complement."""
+    index = torch.arange(4 ** k)
+    digits = torch.stack([(index // 4 ** j) % 4 for j in range(k)], dim=1)  # last base first
+    reverse_complement = ((3 - digits) * 4 ** torch.arange(k - 1, -1, -1)).sum(1)
+    canonical = torch.minimum(index, reverse_complement)
+    return (canonical * 40503 + 12345) % 65521 + 1
+
+
+def sequence_folds(input_ids: torch.Tensor, folds: int = CROSS_FIT_FOLDS) -> torch.Tensor:
+    """``input_ids [B, T]`` -> int64 ``[B]`` in ``0..folds-1``: a fold per sequence from a hash of
+    its exact :data:`FOLD_HASH_K`-mer counts, so that a sequence, its duplicates and its reverse
+    complement always share a fold, however they are batched or padded."""
+    keys = _strand_symmetric_keys(FOLD_HASH_K).to(input_ids.device)
+    hashed = (kmer_counts(input_ids, FOLD_HASH_K).long() * keys).sum(1) % 1_000_003
+    return (hashed * 2_654_435_761 % 4_294_967_291) % folds
 
 
 def checked_k(max_k: int) -> int:
@@ -115,6 +142,11 @@ class FittedKmerComposition(nn.Module):
     touch them, and they are saved with every checkpoint and export. Until fitted it adds nothing.
     ``fitted`` records the fit, so a resumed run does not fit again.
 
+    In training mode, where ``folds > 0`` (cross-fitted), each sequence gets the logits of the LR
+    fitted without its :func:`sequence_folds` fold (``fold_weight [folds, num_labels, F]``,
+    ``fold_bias [folds, num_labels]``, on the same standardiser); in eval mode, the full fit's.
+    Checkpoints from before cross-fitting load with ``folds = 0``.
+
     Args:
         max_k: the longest k-mer, ``1..MAX_COMPOSITION_K``; the fit may use ``k = 1..k' <= max_k``.
         num_labels: the head's outputs.
@@ -129,22 +161,47 @@ class FittedKmerComposition(nn.Module):
         self.register_buffer("weight", torch.zeros(num_labels, features))
         self.register_buffer("bias", torch.zeros(num_labels))
         self.register_buffer("fitted", torch.tensor(False))
+        self.register_buffer("folds", torch.tensor(0))
+        self.register_buffer("fold_weight", torch.zeros(CROSS_FIT_FOLDS, num_labels, features))
+        self.register_buffer("fold_bias", torch.zeros(CROSS_FIT_FOLDS, num_labels))
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         standardised = (kmer_frequencies(input_ids, self.max_k) - self.mean) / self.std
+        if self.training and int(self.folds) > 0:
+            fold = sequence_folds(input_ids, int(self.folds))
+            return torch.einsum("bf,blf->bl", standardised, self.fold_weight[fold]) + self.fold_bias[fold]
         return standardised @ self.weight.T + self.bias
 
-    def load_fit(self, mean: torch.Tensor, std: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> None:
+    def load_fit(self, mean: torch.Tensor, std: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
+                 fold_weights: list[torch.Tensor] = (), fold_biases: list[torch.Tensor] = ()) -> None:
         """Take a fitted model on the first ``F' <= F`` feature columns (those of ``k = 1..k'``):
         ``mean, std [F']``, ``weight [F', num_labels]`` (the LR's layout), ``bias [num_labels]``;
-        the columns beyond get weight 0."""
+        the columns beyond get weight 0. ``fold_weights`` and ``fold_biases`` (as many as
+        :data:`CROSS_FIT_FOLDS`, or none) are the out-of-fold fits in the same layout."""
         columns = mean.shape[0]
+        if len(fold_weights) not in (0, CROSS_FIT_FOLDS) or len(fold_biases) != len(fold_weights):
+            raise ValueError(f"give {CROSS_FIT_FOLDS} out-of-fold fits or none, not {len(fold_weights)}")
         with torch.no_grad():
             self.mean.zero_()[:columns] = mean
             self.std.fill_(1.0)[:columns] = std
             self.weight.zero_()[:, :columns] = weight.T
             self.bias.copy_(bias)
+            self.fold_weight.zero_()
+            self.fold_bias.zero_()
+            for fold, (fold_weight, fold_bias) in enumerate(zip(fold_weights, fold_biases)):
+                self.fold_weight[fold, :, :columns] = fold_weight.T
+                self.fold_bias[fold] = fold_bias
+            self.folds.fill_(len(fold_weights))
             self.fitted.fill_(True)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        # checkpoints and exports from before cross-fitting: no out-of-fold fits, the full fit throughout
+        if prefix + "fitted" in state_dict and prefix + "folds" not in state_dict:
+            state_dict = {**state_dict, prefix + "folds": torch.tensor(0), prefix + "fold_weight":
+                          torch.zeros_like(self.fold_weight), prefix + "fold_bias": torch.zeros_like(self.fold_bias)}
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
 
 def counts_bases(tokenizer: DNATokenizer) -> bool:

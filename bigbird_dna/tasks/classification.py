@@ -217,9 +217,11 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
                         "stays at zero.")
                 return
             _report(f"composition path fitted first (task.head.composition_fit=first): a k-mer LR on oriented "
-                    f"k=1..{fit['k']}, l2={fit['l2']:g}, val AUROC {fit['val_auroc']:.4f}, {fit['rows']:,} training "
+                    f"k=1..{fit['k']}, l2={fit['l2']:g}, {'val' if fit['chosen_on'] == 'val' else 'cross-validated'} "
+                    f"AUROC {fit['val_auroc']:.4f}, {fit['rows']:,} training "
                     f"rows{' with their reverse complements' if fit['both_strands'] else ''}, {fit['seconds']} s; "
-                    + ("fixed from here, the network learns the rest." if fit["kept"] else
+                    + (f"fixed from here, the network learns the rest (training on the logits of {fit['folds']} "
+                       "out-of-fold fits)." if fit["kept"] else
                        f"not above chance ({fit['kept_above']:.4f}), so the path stays at zero."))
 
     def on_train_start(self) -> None:

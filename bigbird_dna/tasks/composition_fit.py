@@ -7,12 +7,15 @@ The path (:class:`~bigbird_dna.model.composition.FittedKmerComposition`) counts 
 ``k <= K`` and its L2 penalty on the validation split, as the k-mer LR baseline does, and its
 standardiser, weights and bias become the path's. Data that is read on both strands (strand
 flips in training or both-strand evaluation) is fitted on the training sequences and their
-reverse complements. Under DDP every rank fits, then takes rank 0's numbers.
+reverse complements. The same ``k`` and penalty are then fitted once per fold without that fold
+(:func:`~bigbird_dna.model.composition.sequence_folds`, a sequence and its reverse complement in
+one fold): the out-of-fold logits the network trains on. Under DDP every rank fits, then takes
+rank 0's numbers.
 
 Where composition says nothing, the fit is not kept: unless the LR's validation AUROC exceeds
-chance by :data:`KEEP_STANDARD_ERRORS` standard errors of a random scorer's AUROC on those
-validation labels (:func:`chance_standard_error`), the path stays at zero and the run trains as
-without it. Offsets fitted to noise (the best of some thirty fits on val) otherwise perturb what
+chance by 3 standard errors of a random scorer's AUROC on those validation labels
+(:func:`~bigbird_dna.evaluation.metrics.above_chance_threshold`), the path stays at zero and the
+run trains as without it. Offsets fitted to noise (the best of some thirty fits on val) otherwise perturb what
 the network learns: on a two-motif order task, where k-mer counts are equal in both classes, a
 kept fit stopped a seed learning the rule that it learns without the path.
 """
@@ -27,25 +30,12 @@ import torch
 import torch.distributed as dist
 
 from bigbird_dna.data.labelled import LabelledDataModule
-from bigbird_dna.evaluation.baselines.kmer_lr import fit_kmer_lr
-from bigbird_dna.evaluation.baselines.kmers import kmer_frequencies
+from bigbird_dna.evaluation.baselines.kmer_lr import KmerLogisticRegression, fit_kmer_lr, fit_kmer_lr_cv, fit_linear
+from bigbird_dna.evaluation.baselines.kmers import feature_slices, kmer_frequencies
 from bigbird_dna.evaluation.baselines.sequences import CodedSet, coded_split, reverse_complement_codes
+from bigbird_dna.evaluation.metrics import above_chance_threshold
 from bigbird_dna.evaluation.reference import reads_both_strands
-from bigbird_dna.model.composition import FittedKmerComposition
-
-# the fit is kept when its val AUROC is above 0.5 + this many chance standard errors
-KEEP_STANDARD_ERRORS = 3.0
-
-
-def chance_standard_error(labels: np.ndarray) -> float:
-    """The standard deviation of a random scorer's AUROC, ``sqrt((P + N + 1) / (12 P N))`` for
-    ``P`` positives and ``N`` negatives (Mann-Whitney under the null), the largest over the label
-    columns of ``labels [rows, C]`` (0/1); ``inf`` when a column lacks a class."""
-    positives = labels.sum(0)
-    negatives = len(labels) - positives
-    if (positives == 0).any() or (negatives == 0).any():
-        return float("inf")
-    return float(np.sqrt((positives + negatives + 1) / (12 * positives * negatives)).max())
+from bigbird_dna.model.composition import BASE_IDS, CROSS_FIT_FOLDS, FittedKmerComposition, sequence_folds
 
 
 def _with_reverse_complements(data: CodedSet) -> CodedSet:
@@ -54,9 +44,32 @@ def _with_reverse_complements(data: CodedSet) -> CodedSet:
                     np.concatenate([data.labels, data.labels]))
 
 
+def code_folds(codes: np.ndarray, rows_per_chunk: int = 4096) -> np.ndarray:
+    """The :func:`~bigbird_dna.model.composition.sequence_folds` of coded rows ``uint8 [N, L]``
+    (4 = N or padding): ``int64 [N]``, the folds the path gives the same sequences as token ids."""
+    to_ids = torch.tensor([*BASE_IDS, 0])  # 0: a special token, which starts no k-mer
+    return np.concatenate([sequence_folds(to_ids[torch.from_numpy(codes[lo:lo + rows_per_chunk]).long()]).numpy()
+                           for lo in range(0, len(codes), rows_per_chunk)] or [np.zeros(0, np.int64)])
+
+
+def out_of_fold_fits(model: KmerLogisticRegression, features: np.ndarray, labels: np.ndarray,
+                     folds: np.ndarray) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """``model``'s ``k``, penalty and standardiser fitted once per fold without that fold's rows:
+    ``(weights [F', C] each, biases [C] each)``, :data:`CROSS_FIT_FOLDS` of them. ``features
+    [N, >= F']`` and ``labels [N, C]`` are the training rows, ``folds [N]`` their folds."""
+    columns = feature_slices(model.k, model.oriented)[model.k]
+    device = model.weight.device
+    x = model.standardiser(torch.from_numpy(np.ascontiguousarray(features[:, columns])).to(device))
+    y = torch.from_numpy(labels).to(device)
+    fits = [fit_linear(x[keep], y[keep], model.kind, model.l2, init=(model.weight, model.bias))
+            for keep in (torch.from_numpy(folds != fold).to(device) for fold in range(CROSS_FIT_FOLDS))]
+    return [w.cpu() for w, _ in fits], [b.cpu() for _, b in fits]
+
+
 def fit_composition_path(path: FittedKmerComposition, datamodule: Any, max_bases: int | None = None,
                          device: torch.device | str = "cpu") -> dict[str, Any]:
-    """Fit ``path`` on ``datamodule``'s train split, choosing ``k`` and the penalty on val.
+    """Fit ``path`` on ``datamodule``'s train split, choosing ``k`` and the penalty on val (or, for
+    a small set, by cross-validation on train).
 
     Args:
         path: the head's fitted composition path.
@@ -67,13 +80,17 @@ def fit_composition_path(path: FittedKmerComposition, datamodule: Any, max_bases
         device: where the LR trains.
 
     Returns:
-        What was fitted: ``{"k", "l2", "val_auroc", "kept_above", "kept", "rows", "both_strands",
-        "seconds"}``; ``kept`` is False when the val AUROC is not above ``kept_above`` (the path
-        then stays at zero, but counts as fitted).
+        What was fitted: ``{"k", "l2", "chosen_on", "val_auroc", "kept_above", "kept", "rows",
+        "both_strands", "folds", "seconds"}``; ``kept`` is False when the val AUROC is not above ``kept_above`` (the
+        path then stays at zero, but counts as fitted); ``folds`` counts the out-of-fold fits (0
+        when not kept). Where the validation sequences are too few for any fit to pass the chance
+        threshold (a small set's 10), ``k`` and the penalty are chosen, and the fit judged, by
+        cross-validation on train instead (``chosen_on``; ``val_auroc`` is then the
+        cross-validated AUROC, and the threshold that of the training labels).
 
     Data without in-memory train and val splits (a run without validation, or streamed data), or
-    with too few validation sequences for any fit to pass the chance threshold, gets no fit: the
-    path stays at zero, counts as fitted, and ``{"skipped": reason}`` is returned.
+    too small for even that, gets no fit: the path stays at zero, counts as fitted, and
+    ``{"skipped": reason}`` is returned.
     """
     datasets = getattr(datamodule, "datasets", None) or {}
     if not isinstance(datamodule, LabelledDataModule) or not datasets.get("train") or not datasets.get("val"):
@@ -82,30 +99,43 @@ def fit_composition_path(path: FittedKmerComposition, datamodule: Any, max_bases
     started = time.monotonic()
     train = coded_split(datasets["train"], None, 0, max_bases)
     val = coded_split(datasets["val"], None, 1, max_bases)
-    kept_above = 0.5 + KEEP_STANDARD_ERRORS * chance_standard_error(val.labels)
-    if kept_above >= 1:
-        path.fitted.fill_(True)
-        return {"skipped": f"its {len(val)} validation sequences could not show a fit above chance"}
+    kept_above = above_chance_threshold(val.labels)
+    chosen_on = "val"
+    if kept_above >= 1:  # too few validation sequences: choose and judge by cross-validation on train
+        chosen_on, kept_above = "cross-validation", above_chance_threshold(train.labels)
+        if kept_above >= 1:
+            path.fitted.fill_(True)
+            return {"skipped": f"its {len(train)} training and {len(val)} validation sequences could not show a "
+                               "fit above chance"}
     both = reads_both_strands(datamodule)
     if both:
         train = _with_reverse_complements(train)
-    features = [kmer_frequencies(s.codes, path.max_k, oriented=True) for s in (train, val)]
-    model = fit_kmer_lr(features[0], train.labels, features[1], val.labels, datamodule.label_kind, device,
-                        max_k=path.max_k, oriented=True)
+    features = kmer_frequencies(train.codes, path.max_k, oriented=True)
+    folds = code_folds(train.codes)
+    if chosen_on == "val":
+        model = fit_kmer_lr(features, train.labels, kmer_frequencies(val.codes, path.max_k, oriented=True),
+                            val.labels, datamodule.label_kind, device, max_k=path.max_k, oriented=True)
+    else:
+        model, *fold_fits = fit_kmer_lr_cv(features, train.labels, folds, datamodule.label_kind, device,
+                                           max_k=path.max_k, oriented=True, num_folds=CROSS_FIT_FOLDS)
     kept = float(model.val_metric) > kept_above
+    if not kept:
+        fold_fits = [[], []]
+    elif chosen_on == "val":
+        fold_fits = out_of_fold_fits(model, features, train.labels, folds)
     scaler = model.standardiser
     weight = model.weight.cpu() if kept else torch.zeros_like(model.weight.cpu())
     bias = model.bias.cpu() if kept else torch.zeros_like(model.bias.cpu())
-    path.load_fit(scaler.mean.cpu(), scaler.std.cpu(), weight, bias)
+    path.load_fit(scaler.mean.cpu(), scaler.std.cpu(), weight, bias, *fold_fits)
     if dist.is_available() and dist.is_initialized():
         for buffer in path.buffers():  # bool as uint8: not every backend reduces bool
             wire = torch.uint8 if buffer.dtype == torch.bool else buffer.dtype
             synced = buffer.to(_collective_device(buffer), wire)
             dist.broadcast(synced, 0)
             buffer.copy_(synced.to(buffer.device, buffer.dtype))
-    return {"k": model.k, "l2": model.l2, "val_auroc": round(float(model.val_metric), 4),
+    return {"k": model.k, "l2": model.l2, "chosen_on": chosen_on, "val_auroc": round(float(model.val_metric), 4),
             "kept_above": round(kept_above, 4), "kept": kept, "rows": len(train),
-            "both_strands": both, "seconds": round(time.monotonic() - started, 1)}
+            "both_strands": both, "folds": len(fold_fits[0]), "seconds": round(time.monotonic() - started, 1)}
 
 
 def _collective_device(buffer: torch.Tensor) -> torch.device:

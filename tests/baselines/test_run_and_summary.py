@@ -39,6 +39,7 @@ def test_reference_metrics_keys(baselines, planted):
         assert baselines[f"baseline/{name}/test_auroc"] > 0.9, name
         assert 0 < baselines[f"baseline/{name}/test_auprc"] <= 1
     assert 1 <= baselines["baseline/kmer_lr/k"] <= 4 and baselines["baseline/kmer_lr/l2"] > 0
+    assert baselines["baseline/kmer_lr/chosen_on"] == "val"  # 150 validation rows
     assert 1 <= baselines["baseline/cnn/best_epoch"] <= baselines["baseline/cnn/epochs"] <= 5
     assert baselines["baseline/seconds"] > 0
     assert baselines["baseline/cnn/strands"] == "given"  # the module neither flips nor averages strands
@@ -139,3 +140,12 @@ def test_deepsea_one_hot_streams_are_read_as_codes():
     assert np.array_equal(whole.codes, Stream.file.codes) and whole.labels.shape == (1000, 3)
     part = coded_split(Stream(), 300, 0)
     assert len(part) == 300 and part.lengths.tolist() == [20] * 300
+
+
+def test_a_val_split_too_small_to_choose_on_gives_a_cross_validated_kmer_lr(planted):
+    small = {"train": LabelledSequences(planted["train"].seqs[:90], planted["train"].labels[:90]),
+             "val": LabelledSequences(planted["val"].seqs[:10], planted["val"].labels[:10]),
+             "test": planted["test"]}
+    out = run_baselines(small, "binary", {"cnn_max_epochs": 1, "kmer_max_k": 3})
+    assert out["baseline/kmer_lr/chosen_on"] == "cross-validation"
+    assert out["baseline/kmer_lr/test_auroc"] > 0.7  # a motif found from 90 rows, with no val to choose on

@@ -77,9 +77,10 @@ def test_a_fit_no_better_than_chance_on_val_is_not_kept():
     fit = fit_composition_path(path, LabelledDataModule(data, batch_size=8, num_workers=0, seed=0))
     assert not fit["kept"] and fit["val_auroc"] <= fit["kept_above"] and bool(path.fitted)
     assert path.weight.abs().sum() == 0 and path.bias.abs().sum() == 0
+    assert fit["folds"] == 0 and int(path.folds) == 0  # nor any out-of-fold fit
     planted = fit_composition_path(FittedKmerComposition(3, 1),
                                    LabelledDataModule(splits(400, 60, seed=2), batch_size=8, num_workers=0, seed=0))
-    assert planted["kept"] and planted["val_auroc"] > planted["kept_above"] > 0.5
+    assert planted["kept"] and planted["val_auroc"] > planted["kept_above"] > 0.5 and planted["folds"] == 5
 
 
 @pytest.fixture

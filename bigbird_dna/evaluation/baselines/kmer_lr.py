@@ -144,3 +144,51 @@ def fit_kmer_lr(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val
     assert best is not None
     best.k_max_tried = tried
     return best
+
+
+def fit_kmer_lr_cv(train_x: np.ndarray, train_y: np.ndarray, folds: np.ndarray, kind: str,
+                   device: torch.device | str = "cpu", max_k: int = MAX_K, l2_grid: tuple[float, ...] = L2_GRID,
+                   oriented: bool = False, num_folds: int | None = None,
+                   ) -> tuple[KmerLogisticRegression, list[torch.Tensor], list[torch.Tensor]]:
+    """:func:`fit_kmer_lr` for a set too small to hold out a validation split: ``(K, l2)`` is chosen
+    by the AUROC of the out-of-fold logits over every training row, then fitted on them all.
+
+    Args:
+        train_x: ``float32 [N, >= num_features(max_k, oriented)]`` k-mer frequencies.
+        train_y: ``float32 [N, C]`` 0/1 labels.
+        folds: ``int [N]``, each row's fold ``0..F-1``; every fold's rows are scored by the fit
+            on the others (one standardiser, fitted on all rows).
+        num_folds: ``F`` (default ``folds.max() + 1``); a fold without rows gets the fit on all.
+
+    Returns:
+        ``(model, fold_weights, fold_biases)``: the full fit, whose ``val_metric`` is the
+        cross-validated AUROC, and the chosen setting's ``F`` out-of-fold fits (``[F', C]`` and
+        ``[C]`` each, on CPU).
+    """
+    device = torch.device(device)
+    max_k = min(max_k, affordable_k(len(train_x), train_y.shape[1], device, max_k, None, oriented))
+    slices = feature_slices(max_k, oriented)
+    x_all = torch.from_numpy(np.ascontiguousarray(train_x[:, slices[max_k]])).to(device)
+    standardiser = Standardiser.fit(x_all)
+    x_all, y = standardiser(x_all), torch.from_numpy(train_y).to(device)
+    held_out = [torch.from_numpy(folds == fold).to(device) for fold in range(num_folds or int(folds.max()) + 1)]
+    best, best_metric, best_folds = None, -math.inf, None
+    for k, columns in slices.items():
+        x = x_all[:, columns]
+        inits: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * len(held_out)
+        for l2 in sorted(l2_grid, reverse=True):
+            inits = [fit_linear(x[~rows], y[~rows], kind, l2, init=init) for rows, init in zip(held_out, inits)]
+            logits = torch.zeros_like(y)
+            for rows, (weight, bias) in zip(held_out, inits):
+                logits[rows] = x[rows] @ weight + bias
+            metric = classification_metrics(probabilities(logits, kind).cpu(), y.cpu(), kind)["auroc"]
+            metric = -math.inf if math.isnan(metric) else metric
+            if best is None or metric > best_metric:
+                best, best_metric, best_folds = (k, l2), metric, inits
+    assert best is not None and best_folds is not None
+    k, l2 = best
+    columns = slices[k]
+    weight, bias = fit_linear(x_all[:, columns], y, kind, l2)
+    scaler = Standardiser(standardiser.mean[columns], standardiser.std[columns])
+    model = KmerLogisticRegression(k, l2, best_metric, scaler, weight, bias, kind, max_k, oriented)
+    return model, [w.cpu() for w, _ in best_folds], [b.cpu() for _, b in best_folds]

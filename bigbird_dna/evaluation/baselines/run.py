@@ -2,12 +2,16 @@
 
 The k-mer logistic regression (:mod:`.kmer_lr`) and the small CNN (:mod:`.cnn`) are trained on
 (at most ``max_train`` rows of) the train split, tuned or early-stopped on (at most ``max_train``
-rows of) val, and scored on the whole test split, or on val when there is no test split.
+rows of) val, and scored on the whole test split, or on val when there is no test split. Where
+val is too small to choose on (:func:`~bigbird_dna.evaluation.metrics.above_chance_threshold`
+at 1 or more: a small set's 10 held-out sequences), the k-mer LR chooses ``K`` and its penalty
+by 5-fold cross-validation on train instead (``baseline/kmer_lr/chosen_on``).
 
 Keys (``<split>`` is ``test`` or ``val``): ``baseline/split``, ``baseline/seconds``,
 ``baseline/train_samples``, ``baseline/eval_samples``; ``baseline/kmer_lr/<split>_<metric>``,
 ``baseline/kmer_lr/k``, ``baseline/kmer_lr/l2``, ``baseline/kmer_lr/k_max_tried``,
 ``baseline/kmer_lr/strands`` (``both``: canonical k-mers, or ``given``: oriented),
+``baseline/kmer_lr/chosen_on`` (``val`` or ``cross-validation``),
 ``baseline/kmer_lr/seconds``; ``baseline/cnn/<split>_<metric>``, ``baseline/cnn/epochs``,
 ``baseline/cnn/best_epoch``, ``baseline/cnn/stopped``, ``baseline/cnn/strands`` (``both`` or
 ``given``), ``baseline/cnn/seconds``; metrics as in
@@ -20,18 +24,21 @@ import logging
 import time
 from typing import Any, Mapping
 
+import numpy as np
 import torch
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.baselines.cnn import predict_cnn, train_cnn
-from bigbird_dna.evaluation.baselines.kmer_lr import affordable_k, fit_kmer_lr
+from bigbird_dna.evaluation.baselines.kmer_lr import affordable_k, fit_kmer_lr, fit_kmer_lr_cv
 from bigbird_dna.evaluation.baselines.kmers import kmer_frequencies
 from bigbird_dna.evaluation.baselines.sequences import CodedSet, coded_split
-from bigbird_dna.evaluation.metrics import check_label_kind, classification_metrics
+from bigbird_dna.evaluation.metrics import above_chance_threshold, check_label_kind, classification_metrics
 from bigbird_dna.runtime.phases import phase
 
 log = logging.getLogger(__name__)
 
+# folds of the k-mer LR's cross-validated choice, where val is too small to choose on
+CV_FOLDS = 5
 DEFAULTS = {"enabled": True, "max_train": 50000, "cnn_max_epochs": 30, "cnn_max_seconds": 900.0,
             "max_len": None, "kmer_max_k": 6}
 
@@ -89,7 +96,7 @@ def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mappin
         out: dict[str, Any] = {"baseline/split": split, "baseline/train_samples": len(train),
                                "baseline/eval_samples": len(evaluated)}
         out.update(_kmer_lr(train, val, evaluated, split, label_kind, device, int(cfg["kmer_max_k"]),
-                            oriented=not both_strands))
+                            oriented=not both_strands, seed=seed))
         out.update(_cnn(train, val, evaluated, split, label_kind, device, seed, cfg, both_strands))
         out["baseline/seconds"] = round(timing.elapsed(), 1)
         timing.detail = (f"k-mer LR and small CNN trained on {len(train):,} rows, scored on {len(evaluated):,} "
@@ -102,12 +109,18 @@ def _prefixed(name: str, split: str, metrics: dict[str, float]) -> dict[str, flo
 
 
 def _kmer_lr(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, kind: str,
-             device: torch.device | str, max_k: int, oriented: bool = False) -> dict[str, Any]:
+             device: torch.device | str, max_k: int, oriented: bool = False, seed: int = 0) -> dict[str, Any]:
     started = time.monotonic()
     max_k = affordable_k(len(train), train.labels.shape[1], device, max_k, oriented=oriented)
     features = [kmer_frequencies(s.codes, max_k, oriented=oriented) for s in (train, val)]
-    model = fit_kmer_lr(features[0], train.labels, features[1], val.labels, kind, device, max_k=max_k,
-                        oriented=oriented)
+    chosen_on = "val" if above_chance_threshold(val.labels) < 1 else "cross-validation"
+    if chosen_on == "val":
+        model = fit_kmer_lr(features[0], train.labels, features[1], val.labels, kind, device, max_k=max_k,
+                            oriented=oriented)
+    else:  # too few val rows to choose on: 5 seeded random folds of train
+        folds = np.random.default_rng(seed).permutation(len(train)) % CV_FOLDS
+        model = fit_kmer_lr_cv(features[0], train.labels, folds, kind, device, max_k=max_k, oriented=oriented,
+                               num_folds=CV_FOLDS)[0]
     if evaluated is val:
         probs = model.predict(features[1], device)
     else:  # in parts: a large test split's features need not fit in memory at once
@@ -118,11 +131,12 @@ def _kmer_lr(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, ki
     metrics = classification_metrics(probs, torch.from_numpy(evaluated.labels), kind)
     seconds = time.monotonic() - started
     strands = "given" if oriented else "both"
-    log.info("k-mer LR baseline: %s k=1..%d, l2=%g (k<=%d tried), %s AUROC %.4f, %.1f s on %d train rows",
-             "oriented" if oriented else "canonical", model.k, model.l2, model.k_max_tried, split, metrics["auroc"],
-             seconds, len(train))
+    log.info("k-mer LR baseline: %s k=1..%d, l2=%g (k<=%d tried, chosen on %s), %s AUROC %.4f, %.1f s on %d "
+             "train rows", "oriented" if oriented else "canonical", model.k, model.l2, model.k_max_tried, chosen_on,
+             split, metrics["auroc"], seconds, len(train))
     return {**_prefixed("kmer_lr", split, metrics), "baseline/kmer_lr/k": model.k, "baseline/kmer_lr/l2": model.l2,
             "baseline/kmer_lr/k_max_tried": model.k_max_tried, "baseline/kmer_lr/strands": strands,
+            "baseline/kmer_lr/chosen_on": chosen_on,
             "baseline/kmer_lr/seconds": round(seconds, 1)}
 
 
