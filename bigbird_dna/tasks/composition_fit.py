@@ -30,7 +30,12 @@ import torch
 import torch.distributed as dist
 
 from bigbird_dna.data.labelled import LabelledDataModule
-from bigbird_dna.evaluation.baselines.kmer_lr import KmerLogisticRegression, fit_kmer_lr, fit_kmer_lr_cv, fit_linear
+from bigbird_dna.evaluation.baselines.kmer_lr import (
+    KmerLogisticRegression,
+    chosen_on,
+    fit_kmer_lr_val_or_cv,
+    fit_without_each_fold,
+)
 from bigbird_dna.evaluation.baselines.kmers import feature_slices, kmer_frequencies
 from bigbird_dna.evaluation.baselines.sequences import CodedSet, coded_split, reverse_complement_codes
 from bigbird_dna.evaluation.metrics import above_chance_threshold
@@ -61,8 +66,8 @@ def out_of_fold_fits(model: KmerLogisticRegression, features: np.ndarray, labels
     device = model.weight.device
     x = model.standardiser(torch.from_numpy(np.ascontiguousarray(features[:, columns])).to(device))
     y = torch.from_numpy(labels).to(device)
-    fits = [fit_linear(x[keep], y[keep], model.kind, model.l2, init=(model.weight, model.bias))
-            for keep in (torch.from_numpy(folds != fold).to(device) for fold in range(CROSS_FIT_FOLDS))]
+    held_out = [torch.from_numpy(folds == fold).to(device) for fold in range(CROSS_FIT_FOLDS)]
+    fits = fit_without_each_fold(x, y, held_out, model.kind, model.l2, [(model.weight, model.bias)] * CROSS_FIT_FOLDS)
     return [w.cpu() for w, _ in fits], [b.cpu() for _, b in fits]
 
 
@@ -99,29 +104,24 @@ def fit_composition_path(path: FittedKmerComposition, datamodule: Any, max_bases
     started = time.monotonic()
     train = coded_split(datasets["train"], None, 0, max_bases)
     val = coded_split(datasets["val"], None, 1, max_bases)
-    kept_above = above_chance_threshold(val.labels)
-    chosen_on = "val"
-    if kept_above >= 1:  # too few validation sequences: choose and judge by cross-validation on train
-        chosen_on, kept_above = "cross-validation", above_chance_threshold(train.labels)
-        if kept_above >= 1:
-            path.fitted.fill_(True)
-            return {"skipped": f"its {len(train)} training and {len(val)} validation sequences could not show a "
-                               "fit above chance"}
+    choice = chosen_on(val.labels)
+    kept_above = above_chance_threshold(val.labels if choice == "val" else train.labels)
+    if kept_above >= 1:  # too few sequences to show a fit above chance, even cross-validated on train
+        path.fitted.fill_(True)
+        return {"skipped": f"its {len(train)} training and {len(val)} validation sequences could not show a "
+                           "fit above chance"}
     both = reads_both_strands(datamodule)
     if both:
         train = _with_reverse_complements(train)
     features = kmer_frequencies(train.codes, path.max_k, oriented=True)
     folds = code_folds(train.codes)
-    if chosen_on == "val":
-        model = fit_kmer_lr(features, train.labels, kmer_frequencies(val.codes, path.max_k, oriented=True),
-                            val.labels, datamodule.label_kind, device, max_k=path.max_k, oriented=True)
-    else:
-        model, *fold_fits = fit_kmer_lr_cv(features, train.labels, folds, datamodule.label_kind, device,
-                                           max_k=path.max_k, oriented=True, num_folds=CROSS_FIT_FOLDS)
+    model, fold_fits = fit_kmer_lr_val_or_cv(features, train.labels, kmer_frequencies(val.codes, path.max_k,
+                                             oriented=True), val.labels, folds, datamodule.label_kind, device,
+                                             max_k=path.max_k, oriented=True, num_folds=CROSS_FIT_FOLDS)
     kept = float(model.val_metric) > kept_above
     if not kept:
-        fold_fits = [[], []]
-    elif chosen_on == "val":
+        fold_fits = [], []
+    elif fold_fits is None:  # chosen on val: the chosen setting's out-of-fold fits
         fold_fits = out_of_fold_fits(model, features, train.labels, folds)
     scaler = model.standardiser
     weight = model.weight.cpu() if kept else torch.zeros_like(model.weight.cpu())
@@ -133,7 +133,7 @@ def fit_composition_path(path: FittedKmerComposition, datamodule: Any, max_bases
             synced = buffer.to(_collective_device(buffer), wire)
             dist.broadcast(synced, 0)
             buffer.copy_(synced.to(buffer.device, buffer.dtype))
-    return {"k": model.k, "l2": model.l2, "chosen_on": chosen_on, "val_auroc": round(float(model.val_metric), 4),
+    return {"k": model.k, "l2": model.l2, "chosen_on": choice, "val_auroc": round(float(model.val_metric), 4),
             "kept_above": round(kept_above, 4), "kept": kept, "rows": len(train),
             "both_strands": both, "folds": len(fold_fits[0]), "seconds": round(time.monotonic() - started, 1)}
 

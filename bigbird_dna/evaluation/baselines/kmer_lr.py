@@ -20,7 +20,7 @@ import torch
 
 from bigbird_dna.evaluation.baselines.kmers import MAX_K, feature_slices, num_features
 from bigbird_dna.evaluation.baselines.objective import loss_of, probabilities
-from bigbird_dna.evaluation.metrics import classification_metrics
+from bigbird_dna.evaluation.metrics import above_chance_threshold, classification_metrics
 
 # oriented 5- and 6-mers on a few thousand rows want penalties above 0.1 (A. thaliana promoters: 0.3-1)
 L2_GRID = (1.0, 3e-1, 1e-1, 1e-2, 1e-3, 1e-4)
@@ -177,7 +177,7 @@ def fit_kmer_lr_cv(train_x: np.ndarray, train_y: np.ndarray, folds: np.ndarray, 
         x = x_all[:, columns]
         inits: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * len(held_out)
         for l2 in sorted(l2_grid, reverse=True):
-            inits = [fit_linear(x[~rows], y[~rows], kind, l2, init=init) for rows, init in zip(held_out, inits)]
+            inits = fit_without_each_fold(x, y, held_out, kind, l2, inits)
             logits = torch.zeros_like(y)
             for rows, (weight, bias) in zip(held_out, inits):
                 logits[rows] = x[rows] @ weight + bias
@@ -192,3 +192,34 @@ def fit_kmer_lr_cv(train_x: np.ndarray, train_y: np.ndarray, folds: np.ndarray, 
     scaler = Standardiser(standardiser.mean[columns], standardiser.std[columns])
     model = KmerLogisticRegression(k, l2, best_metric, scaler, weight, bias, kind, max_k, oriented)
     return model, [w.cpu() for w, _ in best_folds], [b.cpu() for _, b in best_folds]
+
+
+Fit = tuple[torch.Tensor, torch.Tensor]  # (weight [F, C], bias [C])
+
+
+def fit_without_each_fold(x: torch.Tensor, y: torch.Tensor, held_out: list[torch.Tensor], kind: str, l2: float,
+                          inits: list[Fit | None]) -> list[Fit]:
+    """One :func:`fit_linear` per fold on the rows outside it: ``x [N, F]`` standardised, ``y [N, C]``,
+    ``held_out`` bool ``[N]`` masks (one per fold), ``inits`` a start per fold (or ``None``)."""
+    return [fit_linear(x[~rows], y[~rows], kind, l2, init=init) for rows, init in zip(held_out, inits)]
+
+
+def chosen_on(val_y: np.ndarray) -> str:
+    """Where ``K`` and ``l2`` are chosen: ``"val"``, or ``"cross-validation"`` on train where the
+    validation labels ``[N, C]`` are too few for any fit to show an AUROC above chance
+    (:func:`~bigbird_dna.evaluation.metrics.above_chance_threshold` reaches 1)."""
+    return "val" if above_chance_threshold(val_y) < 1 else "cross-validation"
+
+
+def fit_kmer_lr_val_or_cv(train_x: np.ndarray, train_y: np.ndarray, val_x: np.ndarray, val_y: np.ndarray,
+                          folds: np.ndarray, kind: str, device: torch.device | str = "cpu", max_k: int = MAX_K,
+                          oriented: bool = False, num_folds: int | None = None,
+                          ) -> tuple[KmerLogisticRegression, tuple[list[torch.Tensor], list[torch.Tensor]] | None]:
+    """:func:`fit_kmer_lr` chosen on val, or :func:`fit_kmer_lr_cv` on ``folds`` of train where
+    :func:`chosen_on` says val is too small. Returns ``(model, fold_fits)``: ``fold_fits`` the
+    cross-validation's out-of-fold fits, ``None`` when chosen on val. Shapes as those functions'."""
+    if chosen_on(val_y) == "val":
+        return fit_kmer_lr(train_x, train_y, val_x, val_y, kind, device, max_k=max_k, oriented=oriented), None
+    model, weights, biases = fit_kmer_lr_cv(train_x, train_y, folds, kind, device, max_k=max_k, oriented=oriented,
+                                            num_folds=num_folds)
+    return model, (weights, biases)

@@ -29,10 +29,10 @@ import torch
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.baselines.cnn import predict_cnn, train_cnn
-from bigbird_dna.evaluation.baselines.kmer_lr import affordable_k, fit_kmer_lr, fit_kmer_lr_cv
+from bigbird_dna.evaluation.baselines.kmer_lr import affordable_k, chosen_on, fit_kmer_lr_val_or_cv
 from bigbird_dna.evaluation.baselines.kmers import kmer_frequencies
 from bigbird_dna.evaluation.baselines.sequences import CodedSet, coded_split
-from bigbird_dna.evaluation.metrics import above_chance_threshold, check_label_kind, classification_metrics
+from bigbird_dna.evaluation.metrics import check_label_kind, classification_metrics
 from bigbird_dna.runtime.phases import phase
 
 log = logging.getLogger(__name__)
@@ -113,14 +113,10 @@ def _kmer_lr(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, ki
     started = time.monotonic()
     max_k = affordable_k(len(train), train.labels.shape[1], device, max_k, oriented=oriented)
     features = [kmer_frequencies(s.codes, max_k, oriented=oriented) for s in (train, val)]
-    chosen_on = "val" if above_chance_threshold(val.labels) < 1 else "cross-validation"
-    if chosen_on == "val":
-        model = fit_kmer_lr(features[0], train.labels, features[1], val.labels, kind, device, max_k=max_k,
-                            oriented=oriented)
-    else:  # too few val rows to choose on: 5 seeded random folds of train
-        folds = np.random.default_rng(seed).permutation(len(train)) % CV_FOLDS
-        model = fit_kmer_lr_cv(features[0], train.labels, folds, kind, device, max_k=max_k, oriented=oriented,
-                               num_folds=CV_FOLDS)[0]
+    folds = np.random.default_rng(seed).permutation(len(train)) % CV_FOLDS  # used where val is too small
+    model, _ = fit_kmer_lr_val_or_cv(features[0], train.labels, features[1], val.labels, folds, kind, device,
+                                     max_k=max_k, oriented=oriented, num_folds=CV_FOLDS)
+    choice = chosen_on(val.labels)
     if evaluated is val:
         probs = model.predict(features[1], device)
     else:  # in parts: a large test split's features need not fit in memory at once
@@ -132,11 +128,11 @@ def _kmer_lr(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, ki
     seconds = time.monotonic() - started
     strands = "given" if oriented else "both"
     log.info("k-mer LR baseline: %s k=1..%d, l2=%g (k<=%d tried, chosen on %s), %s AUROC %.4f, %.1f s on %d "
-             "train rows", "oriented" if oriented else "canonical", model.k, model.l2, model.k_max_tried, chosen_on,
+             "train rows", "oriented" if oriented else "canonical", model.k, model.l2, model.k_max_tried, choice,
              split, metrics["auroc"], seconds, len(train))
     return {**_prefixed("kmer_lr", split, metrics), "baseline/kmer_lr/k": model.k, "baseline/kmer_lr/l2": model.l2,
             "baseline/kmer_lr/k_max_tried": model.k_max_tried, "baseline/kmer_lr/strands": strands,
-            "baseline/kmer_lr/chosen_on": chosen_on,
+            "baseline/kmer_lr/chosen_on": choice,
             "baseline/kmer_lr/seconds": round(seconds, 1)}
 
 
