@@ -60,6 +60,21 @@ def test_layer_decay_gives_each_depth_its_own_lr_and_the_head_the_full_one():
     assert weights[0]["weight_decay"] == 0.01 and lr_of[id(named["encoder.embed_norm.weight"])] == 1e-3 * 0.5 ** 4
 
 
+def test_a_hybrid_stems_way_down_learns_with_the_embeddings_and_its_way_up_below_the_head():
+    import yaml
+
+    from bigbird_dna.tasks.classification import SequenceClassificationTask
+    from bigbird_dna.tasks.optim import layer_depths
+
+    model_cfg = yaml.safe_load(open("conf/model/hybrid_tiny.yaml")) | {"vocab_size": 16}
+    depths = layer_depths(SequenceClassificationTask(model_cfg, {}, num_labels=1))
+    stem = {n: d for n, d in depths.items() if n.startswith("encoder.stem.")}
+    down = {d for n, d in stem.items() if not n.startswith("encoder.stem.decoder.")}
+    up = {d for n, d in stem.items() if n.startswith("encoder.stem.decoder.")}
+    assert "encoder.stem.motifs.weight" in stem and down == {0}, "the motif detectors read the input"
+    assert up == {3} and depths["head.out.weight"] == 4  # 2 layers: the way up sits where the final norm does
+
+
 def test_layer_decay_outside_zero_to_one_is_refused():
     import pytest
 
