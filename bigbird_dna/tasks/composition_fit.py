@@ -102,8 +102,8 @@ def fit_composition_path(path: FittedKmerComposition, datamodule: Any, max_bases
         path.fitted.fill_(True)
         return {"skipped": "this data has no in-memory train and val splits to fit and choose it on"}
     started = time.monotonic()
-    train = coded_split(datasets["train"], None, 0, max_bases)
-    val = coded_split(datasets["val"], None, 1, max_bases)
+    train = coded_split(datasets["train"], None, 0, max_bases, keep="start")  # the bases the model reads
+    val = coded_split(datasets["val"], None, 1, max_bases, keep="start")
     choice = chosen_on(val.labels)
     kept_above = above_chance_threshold(val.labels if choice == "val" else train.labels)
     if kept_above >= 1:  # too few sequences to show a fit above chance, even cross-validated on train

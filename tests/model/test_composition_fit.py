@@ -20,7 +20,7 @@ from bigbird_dna.tasks import classification
 from bigbird_dna.tasks.composition_fit import fit_composition_path
 from bigbird_dna.tokenizer.fixed import char_tokenizer
 from bigbird_dna.tokenizer.specials import encode_with_specials
-from tests.baselines.planted import splits
+from tests.baselines.planted import random_dna, splits
 from tests.conftest import LAMBDA
 from tests.model.test_head_composition import COMPOSITION, classifier
 from tests.training.test_weight_averaging import SCHEDULE
@@ -81,6 +81,24 @@ def test_a_fit_no_better_than_chance_on_val_is_not_kept():
     planted = fit_composition_path(FittedKmerComposition(3, 1),
                                    LabelledDataModule(splits(400, 60, seed=2), batch_size=8, num_workers=0, seed=0))
     assert planted["kept"] and planted["val_auroc"] > planted["kept_above"] > 0.5 and planted["folds"] == 5
+
+
+def test_sequences_longer_than_the_model_reads_are_fitted_on_the_bases_it_reads_their_first():
+    """Planted motifs in the first 60 bases, then 240 random ones: the model reads the first 60
+    (max_bases), so the fit must count those, not the 60 central bases, which carry no label."""
+    rng = np.random.default_rng(7)
+    data = splits(400, 60, seed=2)
+    for split in data.values():
+        split.seqs[:] = [seq + random_dna(rng, 240) for seq in split.seqs]
+    path = FittedKmerComposition(3, 1)
+    fit = fit_composition_path(path, LabelledDataModule(data, batch_size=8, num_workers=0, seed=0,
+                                                        eval_reverse_complement=False), max_bases=60)
+    assert fit["kept"] and fit["val_auroc"] > 0.8, fit
+    reads = ids_of(data["test"].seqs)[:, :61]  # [CLS] and the first 60 bases, as encode_with_specials cuts
+    with torch.no_grad():
+        scores = path.eval()(reads)[:, 0].numpy()
+    from sklearn.metrics import roc_auc_score
+    assert roc_auc_score(data["test"].labels, scores) > 0.8
 
 
 @pytest.fixture

@@ -43,12 +43,17 @@ class CodedSet:
         return CodedSet(self.codes[rows, :width], lengths, self.labels[rows])
 
 
-def encode_strings(seqs: Sequence[str], max_len: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def encode_strings(seqs: Sequence[str], max_len: int | None = None,
+                   keep: str = "centre") -> tuple[np.ndarray, np.ndarray]:
     """Strings -> ``(codes uint8 [N, L], lengths int64 [N])``; sequences longer than ``max_len`` are
-    cropped around their centre."""
+    cropped to ``max_len`` bases around their centre (``keep="centre"``, the baselines' view) or to
+    their first ``max_len`` (``keep="start"``, what the model reads of them: its tokens are cut at
+    the end)."""
+    if keep not in ("centre", "start"):
+        raise ValueError(f"keep={keep!r}: 'centre' or 'start'")
     lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
     if max_len is not None and len(seqs) and lengths.max() > max_len:
-        cut = [(len(s) - max_len) // 2 if len(s) > max_len else 0 for s in seqs]
+        cut = [(len(s) - max_len) // 2 if len(s) > max_len and keep == "centre" else 0 for s in seqs]
         seqs = [s[c:c + max_len] for s, c in zip(seqs, cut)]
         lengths = np.minimum(lengths, max_len)
     width = int(lengths.max(initial=1))
@@ -85,7 +90,8 @@ def pick_rows(total: int, limit: int | None, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(total, size=limit, replace=False))
 
 
-def coded_split(dataset: Any, limit: int | None, seed: int, max_len: int | None = None) -> CodedSet:
+def coded_split(dataset: Any, limit: int | None, seed: int, max_len: int | None = None,
+                keep: str = "centre") -> CodedSet:
     """A split's sequences and labels as a :class:`CodedSet`, at most ``limit`` rows (seeded).
 
     Args:
@@ -94,14 +100,15 @@ def coded_split(dataset: Any, limit: int | None, seed: int, max_len: int | None 
             rows are read as one-hot in contiguous slabs spread over the file.
         limit: at most this many rows (``None``: all).
         seed: picks the rows.
-        max_len: crop longer sequences to this many central bases (``None``: keep all).
+        max_len: crop longer sequences to this many bases (``None``: keep all), chosen by ``keep``:
+            their centre (``"centre"``) or their first (``"start"``), as :func:`encode_strings`.
     """
     file = getattr(dataset, "file", None)
     if file is not None and hasattr(file, "read"):
         return _coded_deepsea(file, limit, seed)
     rows = pick_rows(len(dataset), limit, seed)
     items = [dataset[int(i)] for i in rows]
-    codes, lengths = encode_strings([item[0] for item in items], max_len)
+    codes, lengths = encode_strings([item[0] for item in items], max_len, keep)
     labels = np.stack([np.asarray(item[1], dtype=np.float32).reshape(-1) for item in items])
     return CodedSet(codes, lengths, labels)
 
