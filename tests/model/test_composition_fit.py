@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from sklearn.metrics import roc_auc_score
 
 from bigbird_dna import BigBirdDNA
 from bigbird_dna.data.labelled import LabelledDataModule
@@ -97,7 +98,6 @@ def test_sequences_longer_than_the_model_reads_are_fitted_on_the_bases_it_reads_
     reads = ids_of(data["test"].seqs)[:, :61]  # [CLS] and the first 60 bases, as encode_with_specials cuts
     with torch.no_grad():
         scores = path.eval()(reads)[:, 0].numpy()
-    from sklearn.metrics import roc_auc_score
     assert roc_auc_score(data["test"].labels, scores) > 0.8
 
 
