@@ -167,10 +167,13 @@ class FittedKmerComposition(nn.Module):
 
     def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
         standardised = (kmer_frequencies(input_ids, self.max_k) - self.mean) / self.std
-        if self.training and int(self.folds) > 0:
-            fold = sequence_folds(input_ids, int(self.folds))
-            return torch.einsum("bf,blf->bl", standardised, self.fold_weight[fold]) + self.fold_bias[fold]
-        return standardised @ self.weight.T + self.bias
+        full = standardised @ self.weight.T + self.bias
+        if not self.training:
+            return full
+        # folds is 0 or CROSS_FIT_FOLDS: chosen on the device, with no host sync per step
+        fold = sequence_folds(input_ids, CROSS_FIT_FOLDS)
+        out_of_fold = torch.einsum("bf,blf->bl", standardised, self.fold_weight[fold]) + self.fold_bias[fold]
+        return torch.where(self.folds > 0, out_of_fold, full)
 
     def load_fit(self, mean: torch.Tensor, std: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
                  fold_weights: list[torch.Tensor] = (), fold_biases: list[torch.Tensor] = ()) -> None:
