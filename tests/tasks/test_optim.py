@@ -75,6 +75,15 @@ def test_a_hybrid_stems_way_down_learns_with_the_embeddings_and_its_way_up_below
     assert up == {3} and depths["head.out.weight"] == 4  # 2 layers: the way up sits where the final norm does
 
 
+def test_a_backbone_fine_tunes_with_layer_decay_only_where_the_run_left_it_off():
+    from bigbird_dna.tasks.optim import backbone_optim
+
+    assert backbone_optim({**OPTIM, "layer_decay": 1.0}, 0.5)["layer_decay"] == 0.5
+    assert backbone_optim({**OPTIM, "layer_decay": 0.8}, 0.5)["layer_decay"] == 0.8  # the run's own choice
+    assert backbone_optim({**OPTIM, "layer_decay": 1.0}, None)["layer_decay"] == 1.0
+    assert "layer_decay" not in backbone_optim({"_target_": "torch.optim.SGD", "lr": 0.1}, 0.5)  # takes none
+
+
 def test_layer_decay_outside_zero_to_one_is_refused():
     import pytest
 
