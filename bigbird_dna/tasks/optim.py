@@ -26,17 +26,16 @@ def _decayed_parameter_ids(module: nn.Module) -> set[int]:
 
 
 def layer_depths(module: nn.Module) -> dict[str, int]:
-    """Depth of every parameter, by name: 0 for what reads the input (the encoder's embeddings and,
-    in a hybrid encoder, its convolutional stem's way down to the BigBird tokens), ``i + 1`` for
-    ``encoder.layers.i``, ``L + 1`` for the rest of the encoder (its final norm, the stem's way back
-    up to the bases) and ``L + 2`` for everything outside it (the task's head), where ``L`` is the
-    number of layers."""
+    """Depth of every parameter, by name: 0 for the encoder's embeddings, ``i + 1`` for
+    ``encoder.layers.i``, ``L + 1`` for the rest of the encoder (its final norm, and a hybrid
+    encoder's whole convolutional stem) and ``L + 2`` for everything outside it (the task's head),
+    where ``L`` is the number of layers. The stem reads the input but learns as the top of the
+    encoder: the small-set recipe was measured so, and at depth 0 it fell (tests/tasks/test_optim.py)."""
     names = [name for name, _ in module.named_parameters()]
     layer_of = {n: int(n.split(".")[2]) for n in names if n.startswith("encoder.layers.")}
     count = max(layer_of.values(), default=-1) + 1
-    inputs = ("encoder.token_embedding.", "encoder.position_embedding.", "encoder.embed_norm.", "encoder.stem.")
-    return {n: layer_of[n] + 1 if n in layer_of
-            else 0 if n.startswith(inputs) and not n.startswith("encoder.stem.decoder.")
+    embeddings = ("encoder.token_embedding.", "encoder.position_embedding.", "encoder.embed_norm.")
+    return {n: layer_of[n] + 1 if n in layer_of else 0 if n.startswith(embeddings)
             else count + 1 if n.startswith("encoder.") else count + 2 for n in names}
 
 

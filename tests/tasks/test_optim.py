@@ -60,7 +60,10 @@ def test_layer_decay_gives_each_depth_its_own_lr_and_the_head_the_full_one():
     assert weights[0]["weight_decay"] == 0.01 and lr_of[id(named["encoder.embed_norm.weight"])] == 1e-3 * 0.5 ** 4
 
 
-def test_a_hybrid_stems_way_down_learns_with_the_embeddings_and_its_way_up_below_the_head():
+def test_a_hybrid_stem_learns_as_the_top_of_the_encoder_under_layer_decay():
+    """The stem reads the input, but sits at depth L + 1: the small-set recipe (layer decay 0.1) was
+    measured so. At depth 0 its random motif detectors barely moved, and 100-sequence promoter sets
+    fell from 0.761-0.799 to 0.704-0.721 test AUROC (labelled_defaults-depthfix-small-promoters.json)."""
     import yaml
 
     from bigbird_dna.tasks.classification import SequenceClassificationTask
@@ -68,11 +71,7 @@ def test_a_hybrid_stems_way_down_learns_with_the_embeddings_and_its_way_up_below
 
     model_cfg = yaml.safe_load(open("conf/model/hybrid_tiny.yaml")) | {"vocab_size": 16}
     depths = layer_depths(SequenceClassificationTask(model_cfg, {}, num_labels=1))
-    stem = {n: d for n, d in depths.items() if n.startswith("encoder.stem.")}
-    down = {d for n, d in stem.items() if not n.startswith("encoder.stem.decoder.")}
-    up = {d for n, d in stem.items() if n.startswith("encoder.stem.decoder.")}
-    assert "encoder.stem.motifs.weight" in stem and down == {0}, "the motif detectors read the input"
-    assert up == {3} and depths["head.out.weight"] == 4  # 2 layers: the way up sits where the final norm does
+    assert {d for n, d in depths.items() if n.startswith("encoder.stem.")} == {3} and depths["head.out.weight"] == 4
 
 
 def test_a_backbone_fine_tunes_with_layer_decay_only_where_the_run_left_it_off():
