@@ -39,16 +39,6 @@ def layer_depths(module: nn.Module) -> dict[str, int]:
             else count + 1 if n.startswith("encoder.") else count + 2 for n in names}
 
 
-def backbone_optim(optim: dict[str, Any], layer_decay: float | None) -> dict[str, Any]:
-    """The ``optim`` group for fine-tuning a pretrained backbone: ``layer_decay`` (the task's
-    ``schedule.backbone_layer_decay``) where the run left ``optim.layer_decay`` at 1 (off), so that the
-    pretrained layers move less than the new head; as given where the run set it, where the
-    optimizer takes none, or where ``layer_decay`` is ``None``."""
-    if layer_decay is None or optim.get("layer_decay") != 1.0:
-        return optim
-    return {**optim, "layer_decay": float(layer_decay)}
-
-
 def build_optimizer(module: nn.Module, optim: dict[str, Any], total_steps: int | float) -> dict:
     """Lightning ``configure_optimizers`` result for the ``optim`` config group.
 

@@ -19,7 +19,6 @@ from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.export import load_export
 from bigbird_dna.runtime.phases import phase
 from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
-from bigbird_dna.tasks.optim import backbone_optim
 from bigbird_dna.tokenizer.provision import provision_tokenizer
 from bigbird_dna.training.resolvers import instantiate, target_class, to_plain
 
@@ -70,13 +69,7 @@ def build(cfg: DictConfig, run_dir: Path, is_main_process: bool) -> tuple[Encode
     model = dict(export.model_config) if export else to_plain(cfg.model)
     model.update(vocab_size=tokenizer.vocab_size, pad_id=tokenizer.pad_id)
     datamodule.attach_tokenizer(tokenizer, EncoderConfig.from_dict(model).max_input_tokens)
-    optim = to_plain(cfg.optim)
-    if export is not None:
-        optim = backbone_optim(optim, (to_plain(cfg.task).get("schedule") or {}).get("backbone_layer_decay"))
-        if optim.get("layer_decay", 1.0) != 1.0:
-            log.info("fine-tuning from a backbone: optim.layer_decay=%g, each layer down from the head learns at "
-                     "that factor of the one above (task.schedule.backbone_layer_decay).", optim["layer_decay"])
-    module = task_class(**task_settings(cfg), model=model, optim=optim,
+    module = task_class(**task_settings(cfg), model=model, optim=to_plain(cfg.optim),
                         tokenizer_sha256=tokenizer.sha256, tokenizer_json=tokenizer.to_str(),
                         **datamodule.task_inputs())
     return module, datamodule, tokenizer

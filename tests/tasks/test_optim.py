@@ -74,15 +74,6 @@ def test_a_hybrid_stem_learns_as_the_top_of_the_encoder_under_layer_decay():
     assert {d for n, d in depths.items() if n.startswith("encoder.stem.")} == {3} and depths["head.out.weight"] == 4
 
 
-def test_a_backbone_fine_tunes_with_layer_decay_only_where_the_run_left_it_off():
-    from bigbird_dna.tasks.optim import backbone_optim
-
-    assert backbone_optim({**OPTIM, "layer_decay": 1.0}, 0.5)["layer_decay"] == 0.5
-    assert backbone_optim({**OPTIM, "layer_decay": 0.8}, 0.5)["layer_decay"] == 0.8  # the run's own choice
-    assert backbone_optim({**OPTIM, "layer_decay": 1.0}, None)["layer_decay"] == 1.0
-    assert "layer_decay" not in backbone_optim({"_target_": "torch.optim.SGD", "lr": 0.1}, 0.5)  # takes none
-
-
 def test_layer_decay_outside_zero_to_one_is_refused():
     import pytest
 
