@@ -164,7 +164,8 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
         "run_dir": str(run_dir),
     }
     if trainer.is_global_zero:
-        summary.update(reference_metrics(datamodule, trainer.strategy.root_device))  # on one rank only
+        # on one rank only; a CNN that already judged the composition path is scored, not trained again
+        summary.update(reference_metrics(datamodule, trainer.strategy.root_device, getattr(module, "judge_cnn", None)))
         # The export: the best checkpoint's weights, read from its file; paths only relative to run_dir.
         weights = module.export_weights(torch.load(best, map_location="cpu", weights_only=True)["state_dict"])
         record = training_record(to_plain(cfg.data), to_plain(cfg.tokenizer), summary, command_overrides(), run_dir,

@@ -19,6 +19,7 @@ import torch
 from bigbird_dna.data.labelled import LabelledDataModule
 from bigbird_dna.data.mlm.datamodule import GenomeMLMDataModule
 from bigbird_dna.evaluation.baselines import baseline_settings, run_baselines
+from bigbird_dna.evaluation.baselines.cnn import CNNResult
 from bigbird_dna.evaluation.mlm_baselines import chain_metrics
 
 
@@ -37,12 +38,14 @@ def reads_both_strands(datamodule: Any) -> bool:
             or getattr(datamodule, "eval_reverse_complement", True))
 
 
-def reference_metrics(datamodule: Any, device: torch.device | str = "cpu") -> dict[str, Any]:
+def reference_metrics(datamodule: Any, device: torch.device | str = "cpu", cnn: CNNResult | None = None
+                      ) -> dict[str, Any]:
     """The baselines' ``summary.json`` keys for ``datamodule`` (empty for data without baselines);
-    labelled baselines train on ``device``."""
+    labelled baselines train on ``device``. ``cnn``: the small CNN the run already trained (the
+    composition path's judge), scored instead of trained again."""
     if isinstance(datamodule, GenomeMLMDataModule):
         return chain_metrics(datamodule)
     if isinstance(datamodule, LabelledDataModule):
         return run_baselines(datamodule.datasets, datamodule.label_kind, datamodule.baselines, device,
-                             datamodule.seed, both_strands=reads_both_strands(datamodule))
+                             datamodule.seed, both_strands=reads_both_strands(datamodule), cnn=cnn)
     return {}

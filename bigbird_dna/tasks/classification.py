@@ -29,6 +29,7 @@ from torch import nn
 from torchmetrics import MeanMetric
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.baselines.cnn import CNNResult
 from bigbird_dna.evaluation.metrics import output_metrics
 from bigbird_dna.model.composition import FittedKmerComposition, resolve_composition
 from bigbird_dna.model.config import EncoderConfig
@@ -37,7 +38,7 @@ from bigbird_dna.model.export import load_export
 from bigbird_dna.model.networks import ClassifierNetwork
 from bigbird_dna.model.outputs import KINDS, SIGMOID, ModelOutput, default_names
 from bigbird_dna.tasks.base import EncoderTask
-from bigbird_dna.tasks.composition_fit import fit_composition_path
+from bigbird_dna.tasks.composition_fit import JUDGES, fit_composition_path
 from bigbird_dna.tasks.shuffle_contrast import ShuffleContrast
 from bigbird_dna.tokenizer.bpe import DNATokenizer
 
@@ -117,6 +118,9 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
             against a resampled copy of itself (:mod:`~bigbird_dna.tasks.shuffle_contrast`); 0: none.
         encoder_dropout: the encoder's dropout while this task trains, in place of ``model``'s (or
             the backbone's) ``dropout``; ``None`` keeps it. Recorded in the export's model config.
+        composition_judge: when a fitted composition path (``head.composition_fit=first``) is kept:
+            ``cnn``, only where its k-mer LR scores at least the small CNN on val; ``chance``,
+            wherever it is above chance (:func:`~bigbird_dna.tasks.composition_fit.fit_composition_path`).
 
     Every hyperparameter is a plain type, so checkpoints load with ``weights_only=True``.
     """
@@ -127,8 +131,12 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
                  pos_weight: float | None = None, head: dict[str, Any] | None = None,
                  tokenizer_sha256: str = "", tokenizer_json: str | None = None, backbone: str | None = None,
                  output_kind: str = "sigmoid", output: ModelOutput | None = None, shuffle_contrast_steps: int = 0,
-                 encoder_dropout: float | None = None):
+                 encoder_dropout: float | None = None, composition_judge: str = "cnn"):
         super().__init__()
+        if composition_judge not in JUDGES:
+            raise InputError(f"task.composition_judge={composition_judge!r} is not one of {JUDGES}.")
+        self.composition_judge = composition_judge
+        self.judge_cnn: CNNResult | None = None  # the composition path's judge, which the summary then scores
         if num_labels < 1:
             raise InputError(f"num_labels={num_labels}: a classifier needs at least one label.")
         if pos_weight is not None and pos_weight <= 0:
@@ -211,7 +219,9 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         (:mod:`~bigbird_dna.tasks.composition_fit`) unless a checkpoint already brought a fit."""
         path = self.head.composition
         if isinstance(path, FittedKmerComposition) and not bool(path.fitted):
-            fit = fit_composition_path(path, self.trainer.datamodule, self.config.max_input_tokens - 2)
+            fit = fit_composition_path(path, self.trainer.datamodule, self.config.max_input_tokens - 2,
+                                       judge=self.composition_judge, judge_device=self.device)
+            self.judge_cnn = fit.pop("cnn", None)
             if "skipped" in fit:
                 _report(f"composition path not fitted (task.head.composition_fit=first): {fit['skipped']}; it "
                         "stays at zero.")
@@ -220,9 +230,13 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
                     f"k=1..{fit['k']}, l2={fit['l2']:g}, {'val' if fit['chosen_on'] == 'val' else 'cross-validated'} "
                     f"AUROC {fit['val_auroc']:.4f}, {fit['rows']:,} training "
                     f"rows{' with their reverse complements' if fit['both_strands'] else ''}, {fit['seconds']} s; "
+                    + (f"at least the small CNN's {fit['cnn_val_auroc']:.4f}; " if fit["kept"] and
+                       fit["cnn_val_auroc"] is not None else "")
                     + (f"fixed from here, the network learns the rest (training on the logits of {fit['folds']} "
                        "out-of-fold fits)." if fit["kept"] else
-                       f"not above chance ({fit['kept_above']:.4f}), so the path stays at zero."))
+                       f"below the small CNN's {fit['cnn_val_auroc']:.4f} (motifs, not composition, carry this task: "
+                       "task.composition_judge=cnn), so the path stays at zero." if fit["cnn_val_auroc"] is not None
+                       else f"not above chance ({fit['kept_above']:.4f}), so the path stays at zero."))
 
     def on_train_start(self) -> None:
         if self.in_label_free_warmup:

@@ -10,8 +10,10 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 from bigbird_dna import BigBirdDNA
-from bigbird_dna.data.labelled import LabelledDataModule
+from bigbird_dna.data.labelled import LabelledDataModule, LabelledSequences
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.baselines import run as baselines_run
+from bigbird_dna.evaluation.baselines.cnn import CNNResult, train_cnn
 from bigbird_dna.evaluation.baselines.kmer_lr import fit_kmer_lr
 from bigbird_dna.evaluation.baselines.kmers import kmer_frequencies as lr_frequencies
 from bigbird_dna.evaluation.baselines.sequences import encode_strings
@@ -63,10 +65,10 @@ def test_fitting_skips_data_without_in_memory_splits_and_reads_both_strands_wher
     data = splits(200, 60, seed=1)
     flipped = LabelledDataModule(data, batch_size=8, num_workers=0, seed=0, reverse_complement_prob=0.5)
     path = FittedKmerComposition(2, 1)
-    fit = fit_composition_path(path, flipped)
+    fit = fit_composition_path(path, flipped, judge="chance")
     assert fit["both_strands"] and fit["rows"] == 2 * len(data["train"]) and bool(path.fitted)
     oriented = LabelledDataModule(data, batch_size=8, num_workers=0, seed=0, eval_reverse_complement=False)
-    assert fit_composition_path(FittedKmerComposition(2, 1), oriented)["rows"] == len(data["train"])
+    assert fit_composition_path(FittedKmerComposition(2, 1), oriented, judge="chance")["rows"] == len(data["train"])
 
 
 def test_a_fit_no_better_than_chance_on_val_is_not_kept():
@@ -80,7 +82,8 @@ def test_a_fit_no_better_than_chance_on_val_is_not_kept():
     assert path.weight.abs().sum() == 0 and path.bias.abs().sum() == 0
     assert fit["folds"] == 0 and int(path.folds) == 0  # nor any out-of-fold fit
     planted = fit_composition_path(FittedKmerComposition(3, 1),
-                                   LabelledDataModule(splits(400, 60, seed=2), batch_size=8, num_workers=0, seed=0))
+                                   LabelledDataModule(splits(400, 60, seed=2), batch_size=8, num_workers=0, seed=0),
+                                   judge="chance")
     assert planted["kept"] and planted["val_auroc"] > planted["kept_above"] > 0.5 and planted["folds"] == 5
 
 
@@ -93,7 +96,8 @@ def test_sequences_longer_than_the_model_reads_are_fitted_on_the_bases_it_reads_
         split.seqs[:] = [seq + random_dna(rng, 240) for seq in split.seqs]
     path = FittedKmerComposition(3, 1)
     fit = fit_composition_path(path, LabelledDataModule(data, batch_size=8, num_workers=0, seed=0,
-                                                        eval_reverse_complement=False), max_bases=60)
+                                                        eval_reverse_complement=False), max_bases=60,
+                               judge="chance")
     assert fit["kept"] and fit["val_auroc"] > 0.8, fit
     reads = ids_of(data["test"].seqs)[:, :61]  # [CLS] and the first 60 bases, as encode_with_specials cuts
     with torch.no_grad():
@@ -101,35 +105,65 @@ def test_sequences_longer_than_the_model_reads_are_fitted_on_the_bases_it_reads_
     assert roc_auc_score(data["test"].labels, scores) > 0.8
 
 
+def lambda_windows_by_gc(count: int = 300, length: int = 100) -> tuple[list[str], np.ndarray]:
+    """``count`` windows of lambda, labelled 1 where their GC count is at least the median: a label
+    that composition (1-mer frequencies) gives exactly and a max-pooled CNN only roughly."""
+    genome = "".join(line.strip() for line in LAMBDA.read_text().splitlines()[1:])
+    windows = [genome[i * 160:i * 160 + length] for i in range(count)]
+    median = sorted(w.count("G") + w.count("C") for w in windows)[count // 2]
+    return windows, np.array([float(w.count("G") + w.count("C") >= median) for w in windows], np.float32)
+
+
+def test_the_cnn_judge_drops_a_fit_where_motifs_carry_the_task_and_keeps_it_where_composition_does():
+    """A planted 8-mer: the small CNN finds it on val better than any k-mer LR of k <= 3, so the
+    path stays at zero; the GC-share label: the LR gives it exactly, and the fit is kept."""
+    motif = LabelledDataModule(splits(400, 100, seed=3), batch_size=8, num_workers=0, seed=0)
+    path = FittedKmerComposition(3, 1)
+    fit = fit_composition_path(path, motif)
+    assert fit["cnn_val_auroc"] > fit["val_auroc"] > fit["kept_above"], fit
+    assert not fit["kept"] and path.weight.abs().sum() == 0 and int(path.folds) == 0 and bool(path.fitted)
+    assert isinstance(fit["cnn"], CNNResult) and fit["cnn"].seconds > 0
+    assert fit_composition_path(FittedKmerComposition(3, 1), motif, judge="chance")["kept"]  # the old rule kept it
+    seqs, labels = lambda_windows_by_gc()
+    gc = {"train": LabelledSequences(seqs[:200], labels[:200]), "val": LabelledSequences(seqs[200:], labels[200:])}
+    kept = fit_composition_path(FittedKmerComposition(3, 1), LabelledDataModule(gc, batch_size=8, num_workers=0,
+                                                                                seed=0))
+    assert kept["chosen_on"] == "val" and kept["kept"] and kept["val_auroc"] >= kept["cnn_val_auroc"], kept
+    with pytest.raises(InputError, match="composition_judge='best'"):
+        fit_composition_path(FittedKmerComposition(3, 1), motif, judge="best")
+
+
 @pytest.fixture
 def gc_labelled(tmp_path):
-    """200 windows of lambda labelled by their GC share: 50 validation rows, enough for a fit to be
-    kept above chance (the chance threshold of 12 rows is above 1)."""
-    genome = "".join(line.strip() for line in LAMBDA.read_text().splitlines()[1:])
-    windows = [genome[i * 160:i * 160 + 100] for i in range(200)]
-    median = sorted(w.count("G") + w.count("C") for w in windows)[100]
+    """300 windows of lambda labelled by their GC share; with ``data.val_fraction=0.34``, 102
+    validation rows: enough to choose the fit, and to judge it against the small CNN, on val."""
+    windows, labels = lambda_windows_by_gc()
     table = tmp_path / "gc.tsv"
-    table.write_text("sequence\tlabel\n" + "".join(
-        f"{w}\t{int(w.count('G') + w.count('C') >= median)}\n" for w in windows))
+    table.write_text("sequence\tlabel\n" + "".join(f"{w}\t{int(y)}\n" for w, y in zip(windows, labels)))
     return table
 
 
 def test_a_run_fits_first_keeps_the_fit_fixed_exports_it_and_a_resume_does_not_fit_again(
         gc_labelled, train_in_process, tmp_path, monkeypatch):
-    fits = []
+    fits, judged = [], []
 
     def counted(path, *args, **kwargs):
         fit = fit_composition_path(path, *args, **kwargs)
         fits.append({k: v.clone() for k, v in path.state_dict().items()})
+        judged.append(fit["cnn_val_auroc"])
         return fit
 
     monkeypatch.setattr(classification, "fit_composition_path", counted)
+    cnns = []
+    monkeypatch.setattr(baselines_run, "train_cnn", lambda *a, **k: cnns.append(1) or train_cnn(*a, **k))
     run_dir = tmp_path / "run"
     overrides = (*SCHEDULE, f"data.train={gc_labelled}", "data.batch_size=32", "tokenizer=char",
                  "task.head.composition=3",
-                 "task.head.composition_fit=first")
+                 "task.head.composition_fit=first", "data.val_fraction=0.34", "data.baselines.enabled=true")
     first, _ = train_in_process(*overrides, "trainer.max_epochs=1", run_dir=run_dir)
     assert len(fits) == 1 and fits[0]["weight"].abs().sum() > 0
+    # the CNN that judged the fit (composition kept: the LR scores GC exactly) is the summary's baseline
+    assert judged[0] is not None and len(cnns) == 1 and first["baseline/cnn/seconds"] > 0 and f"baseline/cnn/{first['baseline/split']}_auroc" in first
     state = torch.load(first["last_checkpoint"], map_location="cpu", weights_only=False)["state_dict"]
     for name, value in fits[0].items():  # training did not move the fit
         assert torch.equal(state[f"head.composition.{name}"], value), name
@@ -138,6 +172,7 @@ def test_a_run_fits_first_keeps_the_fit_fixed_exports_it_and_a_resume_does_not_f
     assert torch.equal(exported.state_dict["head.composition.weight"], fits[0]["weight"])
     second, _ = train_in_process(*overrides, "trainer.max_epochs=2", "ckpt_path=last", run_dir=run_dir)
     assert len(fits) == 1 and second["global_step"] == 2 * first["global_step"]
+    assert len(cnns) == 2  # no fit on resume, so the summary trained its own
 
 
 def test_an_export_with_a_fitted_path_predicts_as_the_training_module(tmp_path):

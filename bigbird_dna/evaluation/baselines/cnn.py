@@ -70,6 +70,7 @@ class CNNResult:
     best_val_loss: float
     stopped: str  # "early_stopping", "max_epochs" or "time_limit"
     val_losses: list[float]
+    seconds: float = 0.0  # of training
 
 
 @torch.no_grad()
@@ -149,4 +150,4 @@ def train_cnn(train: CodedSet, val: CodedSet, kind: str, device: torch.device | 
                 stopped = "time_limit"
                 break
     model.load_state_dict(best_state)
-    return CNNResult(model, len(losses), best_epoch, best_loss, stopped, losses)
+    return CNNResult(model, len(losses), best_epoch, best_loss, stopped, losses, round(time.monotonic() - started, 1))

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.evaluation.baselines.cnn import predict_cnn, train_cnn
+from bigbird_dna.evaluation.baselines.cnn import CNNResult, predict_cnn, train_cnn
 from bigbird_dna.evaluation.baselines.kmer_lr import affordable_k, chosen_on, fit_kmer_lr_val_or_cv
 from bigbird_dna.evaluation.baselines.kmers import kmer_frequencies
 from bigbird_dna.evaluation.baselines.sequences import CodedSet, coded_split
@@ -62,8 +62,28 @@ def _skip(reason: str) -> dict[str, Any]:
     return {"baseline/skipped": reason}
 
 
+def baseline_splits(datasets: Mapping[str, Any], settings: Mapping[str, Any] | None = None, seed: int = 0
+                    ) -> tuple[CodedSet, CodedSet]:
+    """The train and val rows both baselines train and choose on: at most ``data.baselines.max_train``
+    of each, drawn with ``seed`` (train) and ``seed + 1`` (val)."""
+    cfg = baseline_settings(settings)
+    limit = None if cfg["max_train"] is None else int(cfg["max_train"])
+    return (coded_split(datasets["train"], limit, seed, cfg["max_len"]),
+            coded_split(datasets["val"], limit, seed + 1, cfg["max_len"]))
+
+
+def train_baseline_cnn(train: CodedSet, val: CodedSet, label_kind: str, settings: Mapping[str, Any] | None = None,
+                       device: torch.device | str = "cpu", seed: int = 0, both_strands: bool = True) -> CNNResult:
+    """The summary's small CNN on :func:`baseline_splits`' rows, with the ``data.baselines`` limits:
+    what :func:`run_baselines` trains, and what it scores when given (``cnn=``) instead."""
+    cfg = baseline_settings(settings)
+    return train_cnn(train, val, label_kind, device, seed, max_epochs=int(cfg["cnn_max_epochs"]),
+                     max_seconds=cfg["cnn_max_seconds"], both_strands=both_strands)
+
+
 def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mapping[str, Any] | None = None,
-                  device: torch.device | str = "cpu", seed: int = 0, both_strands: bool = True) -> dict[str, Any]:
+                  device: torch.device | str = "cpu", seed: int = 0, both_strands: bool = True,
+                  cnn: CNNResult | None = None) -> dict[str, Any]:
     """Train and score both baselines; returns the flat keys listed in the module docstring.
 
     Args:
@@ -77,6 +97,8 @@ def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mappin
             k-mers (as the model reads both strands when its data flips or averages them); else the
             CNN reads the given strand only and the LR counts oriented k-mers (oriented data, such
             as promoters, where a k-mer and its reverse complement mean different things).
+        cnn: a CNN already trained by :func:`train_baseline_cnn` on these settings (the composition
+            path's judge, :mod:`~bigbird_dna.tasks.composition_fit`): scored, not trained again.
     """
     cfg = baseline_settings(settings)
     if not cfg["enabled"]:
@@ -84,8 +106,7 @@ def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mappin
     with phase("baselines") as timing:
         split = "test" if len(datasets.get("test") or ()) > 0 else "val"
         limit = None if cfg["max_train"] is None else int(cfg["max_train"])
-        train = coded_split(datasets["train"], limit, seed, cfg["max_len"])
-        val = coded_split(datasets["val"], limit, seed + 1, cfg["max_len"])
+        train, val = baseline_splits(datasets, cfg, seed)
         evaluated = val if split == "val" and (limit is None or len(val) >= len(datasets["val"])) \
             else coded_split(datasets[split], None, seed, cfg["max_len"])
         check_label_kind(label_kind, train.labels.shape[1])
@@ -97,7 +118,7 @@ def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mappin
                                "baseline/eval_samples": len(evaluated)}
         out.update(_kmer_lr(train, val, evaluated, split, label_kind, device, int(cfg["kmer_max_k"]),
                             oriented=not both_strands, seed=seed))
-        out.update(_cnn(train, val, evaluated, split, label_kind, device, seed, cfg, both_strands))
+        out.update(_cnn(train, val, evaluated, split, label_kind, device, seed, cfg, both_strands, cnn))
         out["baseline/seconds"] = round(timing.elapsed(), 1)
         timing.detail = (f"k-mer LR and small CNN trained on {len(train):,} rows, scored on {len(evaluated):,} "
                          f"{split} rows")
@@ -137,10 +158,12 @@ def _kmer_lr(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, ki
 
 
 def _cnn(train: CodedSet, val: CodedSet, evaluated: CodedSet, split: str, kind: str, device: torch.device | str,
-         seed: int, cfg: dict[str, Any], both_strands: bool = True) -> dict[str, Any]:
+         seed: int, cfg: dict[str, Any], both_strands: bool = True, result: CNNResult | None = None) -> dict[str, Any]:
     started = time.monotonic()
-    result = train_cnn(train, val, kind, device, seed, max_epochs=int(cfg["cnn_max_epochs"]),
-                       max_seconds=cfg["cnn_max_seconds"], both_strands=both_strands)
+    if result is None:
+        result = train_baseline_cnn(train, val, kind, cfg, device, seed, both_strands)
+    else:
+        started -= result.seconds  # trained before the network: its training counts here
     metrics = classification_metrics(predict_cnn(result.model, evaluated, kind, torch.device(device), both_strands),
                                      torch.from_numpy(evaluated.labels), kind)
     seconds = time.monotonic() - started
