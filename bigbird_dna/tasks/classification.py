@@ -38,7 +38,7 @@ from bigbird_dna.model.export import load_export
 from bigbird_dna.model.networks import ClassifierNetwork
 from bigbird_dna.model.outputs import KINDS, SIGMOID, ModelOutput, default_names
 from bigbird_dna.tasks.base import EncoderTask
-from bigbird_dna.tasks.composition_fit import JUDGES, fit_composition_path
+from bigbird_dna.tasks.composition_fit import JUDGES, describe_fit, fit_composition_path
 from bigbird_dna.tasks.shuffle_contrast import ShuffleContrast
 from bigbird_dna.tokenizer.bpe import DNATokenizer
 
@@ -222,21 +222,7 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
             fit = fit_composition_path(path, self.trainer.datamodule, self.config.max_input_tokens - 2,
                                        judge=self.composition_judge, judge_device=self.device)
             self.judge_cnn = fit.pop("cnn", None)
-            if "skipped" in fit:
-                _report(f"composition path not fitted (task.head.composition_fit=first): {fit['skipped']}; it "
-                        "stays at zero.")
-                return
-            _report(f"composition path fitted first (task.head.composition_fit=first): a k-mer LR on oriented "
-                    f"k=1..{fit['k']}, l2={fit['l2']:g}, {'val' if fit['chosen_on'] == 'val' else 'cross-validated'} "
-                    f"AUROC {fit['val_auroc']:.4f}, {fit['rows']:,} training "
-                    f"rows{' with their reverse complements' if fit['both_strands'] else ''}, {fit['seconds']} s; "
-                    + (f"at least the small CNN's {fit['cnn_val_auroc']:.4f}; " if fit["kept"] and
-                       fit["cnn_val_auroc"] is not None else "")
-                    + (f"fixed from here, the network learns the rest (training on the logits of {fit['folds']} "
-                       "out-of-fold fits)." if fit["kept"] else
-                       f"below the small CNN's {fit['cnn_val_auroc']:.4f} (motifs, not composition, carry this task: "
-                       "task.composition_judge=cnn), so the path stays at zero." if fit["cnn_val_auroc"] is not None
-                       else f"not above chance ({fit['kept_above']:.4f}), so the path stays at zero."))
+            _report(describe_fit(fit))
 
     def on_train_start(self) -> None:
         if self.in_label_free_warmup:

@@ -177,6 +177,26 @@ def fit_composition_path(path: FittedKmerComposition, datamodule: Any, max_bases
             "cnn": cnn}
 
 
+def describe_fit(fit: dict[str, Any]) -> str:
+    """One line for the run's log: what :func:`fit_composition_path` fitted, and whether it was kept."""
+    name = "task.head.composition_fit=first"
+    if "skipped" in fit:
+        return f"composition path not fitted ({name}): {fit['skipped']}; it stays at zero."
+    chosen = "val" if fit["chosen_on"] == "val" else "cross-validated"
+    strands = " with their reverse complements" if fit["both_strands"] else ""
+    head = (f"composition path fitted first ({name}): a k-mer LR on oriented k=1..{fit['k']}, l2={fit['l2']:g}, "
+            f"{chosen} AUROC {fit['val_auroc']:.4f}, {fit['rows']:,} training rows{strands}, {fit['seconds']} s; ")
+    judged = fit["cnn_val_auroc"] is not None
+    if fit["kept"]:
+        return (head + (f"at least the small CNN's {fit['cnn_val_auroc']:.4f}; " if judged else "")
+                + f"fixed from here, the network learns the rest (training on the logits of {fit['folds']} "
+                  "out-of-fold fits).")
+    if judged:
+        return (head + f"below the small CNN's {fit['cnn_val_auroc']:.4f} (motifs, not composition, carry this "
+                "task: task.composition_judge), so the path stays at zero.")
+    return head + f"not above chance ({fit['kept_above']:.4f}), so the path stays at zero."
+
+
 def _collective_device(buffer: torch.Tensor) -> torch.device:
     """The device a collective needs: the rank's GPU under NCCL, else the buffer's own."""
     if dist.get_backend() == "nccl":

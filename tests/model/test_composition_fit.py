@@ -20,7 +20,7 @@ from bigbird_dna.evaluation.baselines.sequences import encode_strings
 from bigbird_dna.model.composition import FittedKmerComposition
 from bigbird_dna.model.export import load_export
 from bigbird_dna.tasks import classification
-from bigbird_dna.tasks.composition_fit import fit_composition_path
+from bigbird_dna.tasks.composition_fit import describe_fit, fit_composition_path
 from bigbird_dna.tokenizer.fixed import char_tokenizer
 from bigbird_dna.tokenizer.specials import encode_with_specials
 from tests.baselines.planted import random_dna, splits
@@ -79,6 +79,7 @@ def test_a_fit_no_better_than_chance_on_val_is_not_kept():
     path = FittedKmerComposition(3, 1)
     fit = fit_composition_path(path, LabelledDataModule(data, batch_size=8, num_workers=0, seed=0))
     assert not fit["kept"] and fit["val_auroc"] <= fit["kept_above"] and bool(path.fitted)
+    assert "not above chance" in describe_fit(fit) and fit["cnn_val_auroc"] is None  # no CNN judged a fit at chance
     assert path.weight.abs().sum() == 0 and path.bias.abs().sum() == 0
     assert fit["folds"] == 0 and int(path.folds) == 0  # nor any out-of-fold fit
     planted = fit_composition_path(FittedKmerComposition(3, 1),
@@ -123,12 +124,14 @@ def test_the_cnn_judge_drops_a_fit_where_motifs_carry_the_task_and_keeps_it_wher
     assert fit["cnn_val_auroc"] > fit["val_auroc"] > fit["kept_above"], fit
     assert not fit["kept"] and path.weight.abs().sum() == 0 and int(path.folds) == 0 and bool(path.fitted)
     assert isinstance(fit["cnn"], CNNResult) and fit["cnn"].seconds > 0
+    assert f"below the small CNN's {fit['cnn_val_auroc']:.4f}" in describe_fit(fit)
     assert fit_composition_path(FittedKmerComposition(3, 1), motif, judge="chance")["kept"]  # the old rule kept it
     seqs, labels = lambda_windows_by_gc()
     gc = {"train": LabelledSequences(seqs[:200], labels[:200]), "val": LabelledSequences(seqs[200:], labels[200:])}
     kept = fit_composition_path(FittedKmerComposition(3, 1), LabelledDataModule(gc, batch_size=8, num_workers=0,
                                                                                 seed=0))
     assert kept["chosen_on"] == "val" and kept["kept"] and kept["val_auroc"] >= kept["cnn_val_auroc"], kept
+    assert "at least the small CNN's" in describe_fit(kept) and "fixed from here" in describe_fit(kept)
     with pytest.raises(InputError, match="composition_judge='best'"):
         fit_composition_path(FittedKmerComposition(3, 1), motif, judge="best")
 
