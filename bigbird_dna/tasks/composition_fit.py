@@ -39,13 +39,13 @@ import torch.distributed as dist
 
 from bigbird_dna.data.labelled import LabelledDataModule
 from bigbird_dna.errors import InputError
+from bigbird_dna.evaluation.baselines.cnn import CNNResult, predict_cnn
 from bigbird_dna.evaluation.baselines.kmer_lr import (
     KmerLogisticRegression,
     chosen_on,
     fit_kmer_lr_val_or_cv,
     fit_without_each_fold,
 )
-from bigbird_dna.evaluation.baselines.cnn import CNNResult, predict_cnn
 from bigbird_dna.evaluation.baselines.kmers import feature_slices, kmer_frequencies
 from bigbird_dna.evaluation.baselines.run import baseline_splits, train_baseline_cnn
 from bigbird_dna.evaluation.baselines.sequences import CodedSet, coded_split, reverse_complement_codes
@@ -119,10 +119,11 @@ def fit_composition_path(path: FittedKmerComposition, datamodule: Any, max_bases
         AUROC is not above ``kept_above`` or below ``cnn_val_auroc`` (the path then stays at zero,
         but counts as fitted); ``cnn_val_auroc`` is None where no CNN judged; ``cnn`` is the judge
         (a :class:`~bigbird_dna.evaluation.baselines.cnn.CNNResult`, not a plain value) or None;
-        ``folds`` counts the out-of-fold fits (0 when not kept). Where the validation sequences are too few for any fit to pass the chance
-        threshold (a small set's 10), ``k`` and the penalty are chosen, and the fit judged, by
-        cross-validation on train instead (``chosen_on``; ``val_auroc`` is then the
-        cross-validated AUROC, and the threshold that of the training labels).
+        ``folds`` counts the out-of-fold fits (0 when not kept). Where the validation sequences
+        are too few for any fit to pass the chance threshold (a small set's 10), ``k`` and the
+        penalty are chosen, and the fit judged, by cross-validation on train instead
+        (``chosen_on``; ``val_auroc`` is then the cross-validated AUROC, and the threshold that of
+        the training labels).
 
     Data without in-memory train and val splits (a run without validation, or streamed data), or
     too small for even that, gets no fit: the path stays at zero, counts as fitted, and
