@@ -51,7 +51,7 @@ def test_the_baselines_read_strands_as_the_data_does(planted, monkeypatch):
     import bigbird_dna.evaluation.baselines.run as run_module
 
     seen, oriented = [], []
-    monkeypatch.setattr(run_module, "_cnn", lambda *args: seen.append(args[-1]) or {})
+    monkeypatch.setattr(run_module, "_cnn", lambda *args, **kwargs: seen.append(kwargs["both_strands"]) or {})
     monkeypatch.setattr(run_module, "_kmer_lr", lambda *args, **kwargs: oriented.append(kwargs["oriented"]) or {})
     for settings in ({}, {"reverse_complement_prob": 0.5}, {"eval_reverse_complement": True}):
         reference_metrics(LabelledDataModule(planted, batch_size=8, num_workers=0, seed=0, baselines=FAST, **settings))

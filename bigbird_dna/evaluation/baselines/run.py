@@ -118,7 +118,8 @@ def run_baselines(datasets: Mapping[str, Any], label_kind: str, settings: Mappin
                                "baseline/eval_samples": len(evaluated)}
         out.update(_kmer_lr(train, val, evaluated, split, label_kind, device, int(cfg["kmer_max_k"]),
                             oriented=not both_strands, seed=seed))
-        out.update(_cnn(train, val, evaluated, split, label_kind, device, seed, cfg, both_strands, cnn))
+        out.update(_cnn(train, val, evaluated, split, label_kind, device, seed, cfg, both_strands=both_strands,
+                        result=cnn))
         out["baseline/seconds"] = round(timing.elapsed(), 1)
         timing.detail = (f"k-mer LR and small CNN trained on {len(train):,} rows, scored on {len(evaluated):,} "
                          f"{split} rows")
