@@ -9,9 +9,9 @@ which output names and metrics they have, through
 :meth:`SequenceClassificationTask.compute_metrics`, which receives every validation probability
 and target of the epoch at once (``[N, num_labels]`` each).
 
-Fine-tuning starts from an MLM export (``backbone``): its encoder config, tokenizer and ``encoder.*``
-weights, including the pinned attention layouts, are taken over; missing and unexpected keys are
-printed, never silently dropped. Without a backbone the encoder is trained from scratch.
+Fine-tuning starts from an MLM export (``backbone``, :mod:`bigbird_dna.tasks.backbone`): its encoder
+config, tokenizer and ``encoder.*`` weights, including the pinned attention layouts, are taken over;
+missing and unexpected keys are printed, never silently dropped. Without a backbone the encoder is trained from scratch.
 
 Logged metrics: ``train/loss``, ``train/lr``, ``val/loss`` plus ``val/<name>`` for each metric of
 :meth:`compute_metrics` (and the same under ``test/`` for ``trainer.test``).
@@ -20,7 +20,6 @@ Logged metrics: ``train/loss``, ``train/lr``, ``val/loss`` plus ``val/<name>`` f
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 from typing import Any
 
@@ -33,59 +32,13 @@ from bigbird_dna.evaluation.baselines.cnn import CNNResult
 from bigbird_dna.evaluation.metrics import output_metrics
 from bigbird_dna.model.composition import FittedKmerComposition, resolve_composition
 from bigbird_dna.model.config import EncoderConfig
-from bigbird_dna.model.encoder import BigBirdEncoder
-from bigbird_dna.model.export import load_export
 from bigbird_dna.model.networks import ClassifierNetwork
 from bigbird_dna.model.outputs import KINDS, SIGMOID, ModelOutput, default_names
+from bigbird_dna.tasks.backbone import load_backbone, report
 from bigbird_dna.tasks.base import EncoderTask
 from bigbird_dna.tasks.composition_fit import JUDGES, describe_fit, fit_composition_path
 from bigbird_dna.tasks.shuffle_contrast import ShuffleContrast
 from bigbird_dna.tokenizer.bpe import DNATokenizer
-
-log = logging.getLogger(__name__)
-
-
-def _report(message: str) -> None:
-    """Log at INFO where a handler shows it (a Hydra run: console and log file), else print."""
-    if log.isEnabledFor(logging.INFO) and logging.getLogger().handlers:
-        log.info(message)
-    else:
-        print(message, flush=True)
-
-
-def load_backbone(encoder: BigBirdEncoder, export_path: str | os.PathLike) -> tuple[list[str], list[str]]:
-    """Load the ``encoder.*`` weights of an export (an MLM one, usually) into ``encoder``.
-
-    The attention layouts the backbone trained with (``encoder._extra_state``) come along, so the
-    fine-tuned model attends over the same block graphs. Keys outside ``encoder.*`` (the MLM head)
-    are not used; that count is printed too.
-
-    Returns:
-        ``(missing, unexpected)``: encoder keys the export lacks, and export ``encoder.*`` keys the
-        encoder does not have, both with their ``encoder.`` prefix. Both are printed and logged.
-
-    Raises:
-        InputError: not an export, no encoder weights in it, or weights of another shape.
-    """
-    export = load_export(export_path)
-    state = {k.removeprefix("encoder."): v for k, v in export.state_dict.items() if k.startswith("encoder.")}
-    if not state:
-        raise InputError(f"{export_path} holds no encoder.* weights; point task.backbone at the export "
-                         "folder of an MLM run (<run dir>/export).")
-    current = encoder.state_dict()
-    wrong = [f"encoder.{k} {tuple(v.shape)} vs {tuple(current[k].shape)}" for k, v in state.items()
-             if k in current and torch.is_tensor(v) and v.shape != current[k].shape]
-    if wrong:
-        raise InputError(f"the backbone {export_path} does not fit this encoder: {'; '.join(wrong[:5])}. "
-                         "Build the encoder from the backbone's own config (task.backbone sets model=).")
-    result = encoder.load_state_dict(state, strict=False)
-    missing = [f"encoder.{k}" for k in result.missing_keys]
-    unexpected = [f"encoder.{k}" for k in result.unexpected_keys]
-    ignored = len(export.state_dict) - len(state)
-    _report(f"backbone {export_path} ({export.task}): loaded {len(state) - len(unexpected)} encoder "
-            f"tensors; missing keys: {missing or 'none'}; unexpected keys: {unexpected or 'none'}; "
-            f"{ignored} non-encoder keys (the {export.task} head) not used.")
-    return missing, unexpected
 
 
 def checked_dropout(rate: float, setting: str) -> float:
@@ -222,11 +175,11 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
             fit = fit_composition_path(path, self.trainer.datamodule, self.config.max_input_tokens - 2,
                                        judge=self.composition_judge, judge_device=self.device)
             self.judge_cnn = fit.pop("cnn", None)
-            _report(describe_fit(fit))
+            report(describe_fit(fit))
 
     def on_train_start(self) -> None:
         if self.in_label_free_warmup:
-            _report(f"shuffle contrast: steps {self.global_step + 1}-{self.shuffle_contrast.steps} tell each training "
+            report(f"shuffle contrast: steps {self.global_step + 1}-{self.shuffle_contrast.steps} tell each training "
                     "sequence from a resampled copy of itself (task.shuffle_contrast_steps); the labels train from "
                     f"step {self.shuffle_contrast.steps + 1}, and validations before then do not count for early "
                     "stopping.")

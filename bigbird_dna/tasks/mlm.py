@@ -27,6 +27,7 @@ from bigbird_dna.data.mlm.masking import IGNORE_INDEX
 from bigbird_dna.evaluation.summary import chain_rows
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.networks import MaskedLMNetwork
+from bigbird_dna.tasks.backbone import load_backbone
 from bigbird_dna.tasks.base import EncoderTask, summary_table
 from bigbird_dna.tokenizer import MASK_ID
 
@@ -63,6 +64,9 @@ class MLMTask(MaskedLMNetwork, EncoderTask):
         tokenizer_json: the tokenizer itself, embedded in every checkpoint (not a hyperparameter).
         token_counts: ``[vocab_size]`` train token counts; when given, the output bias starts at
             their log frequencies (:meth:`init_output_prior`). Not a hyperparameter.
+        backbone: an MLM export (``<run dir>/export``) to continue pretraining from: its encoder and
+            MLM head weights, encoder config and tokenizer (for example a genome's MLM, continued on
+            a task's own sequences); ``None`` starts from scratch.
     """
 
     task_name = "mlm"
@@ -70,7 +74,8 @@ class MLMTask(MaskedLMNetwork, EncoderTask):
     data_class = GenomeMLMDataModule
 
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], tokenizer_sha256: str = "",
-                 tokenizer_json: str | None = None, token_counts: torch.Tensor | None = None):
+                 tokenizer_json: str | None = None, token_counts: torch.Tensor | None = None,
+                 backbone: str | None = None):
         super().__init__()
         self.save_hyperparameters(ignore=["tokenizer_json", "token_counts"])
         self.config = EncoderConfig.from_dict(dict(model))
@@ -80,6 +85,8 @@ class MLMTask(MaskedLMNetwork, EncoderTask):
         self.eval_sums = torch.nn.ModuleDict({name: SumMetric() for name in ("nats", "correct", "tokens", "bases")})
         if token_counts is not None:
             self.init_output_prior(token_counts)
+        if backbone:
+            load_backbone(self.encoder, backbone, mlm_head=self.head)
 
     @torch.no_grad()
     def init_output_prior(self, token_counts: torch.Tensor) -> None:

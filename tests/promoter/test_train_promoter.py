@@ -19,7 +19,7 @@ from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.encoder import BigBirdEncoder
 from bigbird_dna.model.export import load_export
-from bigbird_dna.tasks.classification import load_backbone
+from bigbird_dna.tasks.backbone import load_backbone
 from bigbird_dna.tokenizer import DNATokenizer
 from tests.conftest import LAMBDA, compose, run_cli
 from tests.promoter.conftest import PROMOTER_FAST, lambda_seq, make_export, write_fasta

@@ -129,3 +129,30 @@ def test_resume_with_last_in_place(tmp_path, train_in_process):
     # The first leg's metrics survive the second.
     assert (run_dir / "logs" / "version_0" / "metrics.csv").is_file()
     assert (run_dir / "logs" / "version_1" / "metrics.csv").is_file()
+
+
+def test_pretraining_continues_from_an_mlm_export_on_short_records(tmp_path, train_in_process, capsys):
+    """Task-adaptive pretraining: a genome MLM's export, continued on many short records (a task's own
+    sequences, held out whole by record). The encoder config, tokenizer and every weight, the MLM head
+    included, come from the export."""
+    _, first_dir = train_in_process(f"data.fasta={LAMBDA}", "model.hidden_size=48", run_dir=tmp_path / "genome")
+    backbone = first_dir / "export"
+    seq = _lambda_seq()
+    records = _write(tmp_path / "task.fa", {f"w{i}": seq[i * 300:(i + 1) * 300] for i in range(40)})
+    capsys.readouterr()
+    summary, run_dir = train_in_process(f"data.fasta={records}", "data.window_bp=300", "data.holdout_records=0.1",
+                                        f"task.backbone={backbone}", "trainer.max_steps=0", run_dir=tmp_path / "task")
+    out = capsys.readouterr().out
+    assert "loaded" in out and "missing keys: none; unexpected keys: none; its head taken over too" in out
+    exported, given = load_export(run_dir / "export", task="mlm"), load_export(backbone, task="mlm")
+    assert exported.model_config["hidden_size"] == 48, "the encoder config comes from the backbone"
+    assert exported.tokenizer.sha256 == given.tokenizer.sha256
+    assert summary["global_step"] == 0
+    for key, value in given.state_dict.items():  # no step taken: the export is the backbone, head and all
+        if torch.is_tensor(value):
+            assert torch.equal(exported.state_dict[key], value), key
+    manifest = json.loads((run_dir / "split_manifest.json").read_text())
+    assert {len(manifest["splits"][s]["regions"]) for s in ("val", "test")} == {4}
+    continued, _ = train_in_process(f"data.fasta={records}", "data.window_bp=300", "data.holdout_records=0.1",
+                                    f"task.backbone={backbone}", run_dir=tmp_path / "task4")
+    assert continued["global_step"] == 4 and continued["val/bits_per_base"] > 0
