@@ -168,6 +168,8 @@ def test_a_run_fits_first_keeps_the_fit_fixed_exports_it_and_a_resume_does_not_f
     # the CNN that judged the fit (composition kept: the LR scores GC exactly) is the summary's baseline
     assert judged[0] is not None and len(cnns) == 1 and first["baseline/cnn/seconds"] > 0
     assert f"baseline/cnn/{first['baseline/split']}_auroc" in first
+    # its training counts in both baselines' time, as a CNN trained by the summary would
+    assert first["baseline/seconds"] >= first["baseline/cnn/seconds"] + first["baseline/kmer_lr/seconds"] - 0.1
     state = torch.load(first["last_checkpoint"], map_location="cpu", weights_only=False)["state_dict"]
     for name, value in fits[0].items():  # training did not move the fit
         assert torch.equal(state[f"head.composition.{name}"], value), name
