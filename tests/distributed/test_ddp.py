@@ -14,6 +14,7 @@ from pathlib import Path
 
 import lightning as L
 import pytest
+import torch
 from omegaconf import OmegaConf
 
 from bigbird_dna.data.mlm.datamodule import GenomeMLMDataModule
@@ -120,3 +121,31 @@ def test_ddp_trains_a_hybrid_cls_classifier_whose_every_parameter_is_used(tmp_pa
                      "trainer.strategy=ddp", env={"BIGBIRD_DNA_CACHE": str(tmp_path / "cache")}, timeout=600)
     assert result.returncode == 0, result.stderr[-4000:]
     assert json.loads((run_dir / "summary.json").read_text())["global_step"] == 3
+
+
+def test_ddp_ranks_start_training_with_rank_0s_composition_fit(tmp_path):
+    """Lambda windows labelled by GC share (the fit is kept: its LR scores GC exactly, the judge CNN
+    less) on two gloo ranks: the fit, its judge and the broadcast of rank 0's fit run without a
+    collective mismatch, and both ranks start training with the same kept fit."""
+    from tests.model.test_composition_fit import lambda_windows_by_gc
+    from tests.training.test_weight_averaging import SCHEDULE
+
+    run_dir, paths, table = tmp_path / "run", tmp_path / "paths", tmp_path / "gc.tsv"
+    windows, labels = lambda_windows_by_gc()
+    table.write_text("sequence\tlabel\n" + "".join(f"{w}\t{int(y)}\n" for w, y in zip(windows, labels)))
+    result = run_cli("bigbird_dna.train", f"hydra.run.dir={run_dir}", *SCHEDULE, f"data.train={table}",
+                     "data.batch_size=32", "tokenizer=char", "task.head.composition=3",
+                     "task.head.composition_fit=first", "data.val_fraction=0.34", "data.baselines.enabled=true",
+                     "trainer.max_epochs=1",
+                     "trainer.accelerator=cpu", "trainer.devices=2", "trainer.strategy=ddp",
+                     "+callbacks.paths._target_=tests.faults.callbacks.RecordCompositionPath",
+                     f"+callbacks.paths.folder={paths}", env={"BIGBIRD_DNA_CACHE": str(tmp_path / "cache")},
+                     timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert "at least the small CNN's" in (run_dir / "train.log").read_text()
+    states = [torch.load(paths / f"rank{rank}.pt", weights_only=True) for rank in (0, 1)]
+    assert bool(states[0]["fitted"]) and states[0]["weight"].abs().sum() > 0
+    for name, value in states[0].items():
+        assert torch.equal(states[1][name], value), name
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["baseline/cnn/seconds"] > 0 and summary["effective_batch_size"] == 64

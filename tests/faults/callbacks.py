@@ -145,3 +145,16 @@ class RecordPinning(Callback):
     def on_train_start(self, trainer, pl_module) -> None:
         loader = trainer.train_dataloader
         self.path.write_text(json.dumps({"train": bool(getattr(loader, "pin_memory", False))}))
+
+
+class RecordCompositionPath(Callback):
+    """Save each rank's composition path (``head.composition``'s state) as training starts, after
+    the task fitted it in ``on_fit_start``, to ``<folder>/rank<R>.pt``."""
+
+    def __init__(self, folder: str):
+        self.folder = Path(folder)
+
+    def on_train_start(self, trainer, pl_module) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        state = {k: v.detach().cpu() for k, v in pl_module.head.composition.state_dict().items()}
+        torch.save(state, self.folder / f"rank{trainer.global_rank}.pt")
