@@ -3,7 +3,7 @@
 A classifier takes the export's ``encoder.*`` weights, with the attention layouts they trained
 with, and trains its own head. An MLM run takes the MLM head as well when the export is an MLM
 one, so that pretraining continues where the export stopped: on a genome first, then on a task's
-own sequences (task-adaptive pretraining, docs/finetuning.md). Missing and unexpected keys are
+own sequences (task-adaptive pretraining, docs/pretraining.md). Missing and unexpected keys are
 printed, never silently dropped.
 """
 
@@ -71,8 +71,7 @@ def load_backbone(encoder: BigBirdEncoder, export_path: str | os.PathLike,
         missing += [f"{prefix}.{k}" for k in result.missing_keys]
         unexpected += [f"{prefix}.{k}" for k in result.unexpected_keys]
         loaded += len(state) - len(result.unexpected_keys)
-    taken = {p for p in parts}
-    ignored = sum(1 for k in export.state_dict if k.split(".", 1)[0] not in taken)
+    ignored = sum(1 for k in export.state_dict if k.split(".", 1)[0] not in parts)
     unused = f"{ignored} keys (the {export.task} head) not used" if ignored else "its head taken over too"
     report(f"backbone {export_path} ({export.task}): loaded {loaded} tensors; missing keys: {missing or 'none'}; "
            f"unexpected keys: {unexpected or 'none'}; {unused}.")
