@@ -53,7 +53,7 @@ def build_optimizer(module: nn.Module, optim: dict[str, Any], total_steps: int |
 
 def adamw_with_warmup(module: nn.Module, total_steps: int | float, lr: float, weight_decay: float = 0.01,
                       betas: Sequence[float] = (0.9, 0.98), eps: float = 1e-8, warmup_steps: float = 0.06,
-                      layer_decay: float = 1.0, fused: bool | None = None) -> dict:
+                      layer_decay: float = 1.0, probe_steps: float = 0, fused: bool | None = None) -> dict:
     """AdamW (no decay on biases, norms and embeddings), linear warmup, then linear decay to zero.
 
     Args:
@@ -66,36 +66,53 @@ def adamw_with_warmup(module: nn.Module, total_steps: int | float, lr: float, we
             ``lr * layer_decay ** (D - d)``, so the pretrained embeddings and lower layers move
             least. 1.0 (the default): one lr for all. Groups are ordered from the head down, so
             ``param_groups[0]`` has the full ``lr``.
+        probe_steps: linear probing, then fine-tuning (Kumar et al., ICLR 2022): for this many
+            steps (a share of ``total_steps`` when below 1) the encoder (parameters named
+            ``encoder.*``) holds still while the rest (the head) learns on its features; then the
+            encoder runs the same warmup and decay over the steps that are left, ending with the
+            head's. 0 (the default): everything learns from the first step.
         fused: PyTorch's fused AdamW kernel (one launch per step instead of several per
             parameter list). ``None``: fused when every parameter is a floating-point CUDA tensor
             (Lightning moves the model before it builds the optimizer), the for-each path otherwise.
     """
     if not 0.0 < layer_decay <= 1.0:
         raise InputError(f"optim.layer_decay={layer_decay} must be in (0, 1]; 1 turns it off.")
+    if probe_steps < 0:
+        raise InputError(f"optim.probe_steps={probe_steps} must be >= 0: a step count, or a share of the run below 1.")
     named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
     decayed = _decayed_parameter_ids(module)
     depth = layer_depths(module) if layer_decay < 1.0 else {n: 0 for n, _ in named}
     top = max(depth.values(), default=0)
-    groups = []
+    # Each group: one depth, decayed or not, and (with a probe) encoder or not.
+    split = (lambda n: n.startswith("encoder.")) if probe_steps else (lambda n: False)
+    groups, held = [], []
     for d in sorted(set(depth[n] for n, _ in named), reverse=True):
         scale = {"lr": lr * layer_decay ** (top - d)} if layer_decay < 1.0 else {}
-        groups += [
-            {"params": [p for n, p in named if depth[n] == d and id(p) in decayed], "weight_decay": weight_decay,
-             **scale},
-            {"params": [p for n, p in named if depth[n] == d and id(p) not in decayed], "weight_decay": 0.0, **scale},
-        ]
-    if layer_decay < 1.0:
+        for encoder in sorted({split(n) for n, _ in named if depth[n] == d}):
+            for decay in (True, False):
+                params = [p for n, p in named if depth[n] == d and split(n) == encoder and (id(p) in decayed) == decay]
+                groups.append({"params": params, "weight_decay": weight_decay if decay else 0.0, **scale})
+                held.append(encoder)
+    if layer_decay < 1.0 or probe_steps:
+        held = [h for h, g in zip(held, groups) if g["params"]]
         groups = [g for g in groups if g["params"]]
     if fused is None:
         fused = bool(named) and all(p.is_cuda and p.is_floating_point() for _, p in named)
     optimizer = torch.optim.AdamW(groups, lr=lr, betas=tuple(betas), eps=eps, fused=fused or None)
     total = max(int(total_steps), 1)
     warmup = int(warmup_steps * total) if warmup_steps < 1 else int(warmup_steps)
+    probe = min(int(probe_steps * total) if probe_steps < 1 else int(probe_steps), total)
 
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / (warmup + 1)
-        return max(0.0, (total - step) / max(1, total - warmup))
+    def factor(step: int, start: int = 0) -> float:
+        """The schedule of a group that starts learning at ``start``: 0 before it, then warmup and decay."""
+        if step < start:
+            return 0.0
+        if step - start < warmup:
+            return (step - start + 1) / (warmup + 1)
+        return max(0.0, (total - step) / max(1, total - start - warmup))
 
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+    def after_probe(step: int) -> float:
+        return factor(step, probe)
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, [after_probe if h else factor for h in held])
     return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

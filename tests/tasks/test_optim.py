@@ -98,3 +98,39 @@ def test_fused_adamw_is_chosen_for_gpu_parameters_only_and_steps_like_foreach():
             opt.step()
             opt.zero_grad()
     torch.testing.assert_close(models[1].weight, models[0].weight, atol=1e-6, rtol=1e-6)
+
+
+def test_a_probe_holds_the_encoder_still_while_the_head_learns_then_both_learn():
+    """``optim.probe_steps``: linear probing, then fine-tuning. Weight decay must not move the
+    encoder either, and after the probe it warms up and decays to zero with the head."""
+    import pytest
+    import yaml
+
+    from bigbird_dna.errors import InputError
+    from bigbird_dna.tasks.classification import SequenceClassificationTask
+
+    torch.manual_seed(0)
+    model_cfg = yaml.safe_load(open("conf/model/tiny.yaml")) | {"vocab_size": 16, "dropout": 0.0}
+    module = SequenceClassificationTask(model_cfg, {}, num_labels=1)
+    config = build_optimizer(module, {**OPTIM, "warmup_steps": 2, "probe_steps": 0.3}, 20)
+    opt, sched = config["optimizer"], config["lr_scheduler"]["scheduler"]
+    named = dict(module.named_parameters())
+    encoder = {n: p.detach().clone() for n, p in named.items() if n.startswith("encoder.")}
+    head = named["head.out.weight"].detach().clone()
+    ids = torch.randint(5, 16, (4, 64))
+    target = torch.tensor([0.0, 1.0, 0.0, 1.0])
+    encoder_lrs = []
+    for step in range(20):
+        if step == 6:  # the probe's last step is done: 0.3 of 20
+            assert all(torch.equal(named[n], before) for n, before in encoder.items()), "the encoder moved in the probe"
+            assert not torch.equal(named["head.out.weight"], head), "the head did not learn in the probe"
+        module.loss(module(ids, torch.ones_like(ids, dtype=torch.bool)), target[:, None]).backward()
+        encoder_lrs.append(min(g["lr"] for g in opt.param_groups))
+        opt.step()
+        opt.zero_grad()
+        sched.step()
+    assert encoder_lrs[:6] == [0.0] * 6 and 0 < encoder_lrs[6] < encoder_lrs[8] and encoder_lrs[-1] < 1e-4
+    assert sum(len(g["params"]) for g in opt.param_groups) == len(named), "every parameter exactly once"
+    assert all(not torch.equal(named[n], before) for n, before in encoder.items() if "weight" in n), "frozen after it"
+    with pytest.raises(InputError, match="probe_steps"):
+        build_optimizer(module, {**OPTIM, "probe_steps": -1}, 20)
