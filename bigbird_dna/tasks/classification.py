@@ -70,7 +70,9 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         shuffle_contrast_steps: optimizer steps of a label-free warm-up first, each training sequence
             against a resampled copy of itself (:mod:`~bigbird_dna.tasks.shuffle_contrast`); 0: none.
         encoder_dropout: the encoder's dropout while this task trains, in place of ``model``'s (or
-            the backbone's) ``dropout``; ``None`` keeps it. Recorded in the export's model config.
+            the backbone's) ``dropout``; ``None`` keeps it; ``"auto"``: 0 from scratch, the
+            backbone's own with a ``backbone`` (measured: docs/metrics.md, "Labelled defaults").
+            Recorded resolved in the hyperparameters, and in the export's model config.
         composition_judge: when a fitted composition path (``head.composition_fit=first``) is kept:
             ``cnn``, only where its k-mer LR scores at least the small CNN on val; ``chance``,
             wherever it is above chance (:func:`~bigbird_dna.tasks.composition_fit.fit_composition_path`).
@@ -84,7 +86,7 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
                  pos_weight: float | None = None, head: dict[str, Any] | None = None,
                  tokenizer_sha256: str = "", tokenizer_json: str | None = None, backbone: str | None = None,
                  output_kind: str = "sigmoid", output: ModelOutput | None = None, shuffle_contrast_steps: int = 0,
-                 encoder_dropout: float | None = None, composition_judge: str = "cnn"):
+                 encoder_dropout: float | str | None = None, composition_judge: str = "cnn"):
         super().__init__()
         if composition_judge not in JUDGES:
             raise InputError(f"task.composition_judge={composition_judge!r} is not one of {JUDGES}.")
@@ -100,6 +102,11 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         # Run-specific or bulky inputs of subclasses are not hyperparameters (checkpoints stay plain).
         self.save_hyperparameters(ignore=["tokenizer_json", "rc_pairs", "data_label_names", "report_dir", "output"])
         self.hparams["head"] = head  # a subclass's own arguments would bring back the unresolved setting
+        if encoder_dropout == "auto":  # resolved here, so checkpoints and exports record what was built
+            encoder_dropout = self.hparams["encoder_dropout"] = None if backbone else 0.0
+        if isinstance(encoder_dropout, str):
+            raise InputError(f"task.encoder_dropout={encoder_dropout!r}: give a dropout rate in [0, 1), null to keep "
+                             "the model's (or the backbone's), or auto (0 from scratch, the backbone's with one).")
         if encoder_dropout is not None:
             checked_dropout(encoder_dropout, "task.encoder_dropout")
         self.config = EncoderConfig.from_dict({**model, **({} if encoder_dropout is None else
@@ -121,6 +128,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
                                  if shuffle_contrast_steps else None)
         if backbone:
             self.load_backbone(backbone)
+            source = "the backbone's own" if encoder_dropout is None else "task.encoder_dropout"
+            report(f"encoder dropout while fine-tuning: {self.config.dropout} ({source}).")
 
     def set_encoder_dropout(self, rate: float) -> None:
         """Every dropout of the encoder at ``rate``, recorded in ``config`` (and so in the export);

@@ -122,6 +122,23 @@ def test_fine_tuning_from_an_mlm_export_reports_keys_and_keeps_its_tokenizer(tmp
     assert f"Fine-tuned from `{origin['path']}`, a `mlm` model" in (run_dir / "export" / "README.md").read_text()
 
 
+def test_encoder_dropout_auto_is_0_from_scratch_and_keeps_a_backbones_own(tmp_path, tiny_tokenizer, capsys):
+    """The labelled default: a backbone fine-tunes with its pretraining dropout, which measured better
+    than none (docs/metrics.md); from scratch, none. The hyperparameters record what was built."""
+    from bigbird_dna.tasks.promoter import PromoterTask
+
+    backbone = make_export(tmp_path / "mlm_export", "mlm", tiny_tokenizer, dropout=0.15)
+    model = load_export(backbone).model_config
+    tuned = PromoterTask(model, {}, num_labels=1, backbone=str(backbone), encoder_dropout="auto")
+    assert "encoder dropout while fine-tuning: 0.15 (the backbone's own)" in capsys.readouterr().out
+    assert tuned.config.dropout == 0.15 and tuned.hparams.encoder_dropout is None
+    assert {m.p for m in tuned.encoder.modules() if isinstance(m, torch.nn.Dropout)} == {0.15}
+    scratch = PromoterTask(model, {}, num_labels=1, encoder_dropout="auto")
+    assert scratch.config.dropout == 0.0 and scratch.hparams.encoder_dropout == 0.0
+    with pytest.raises(InputError, match="task.encoder_dropout='sometimes'.*auto"):
+        PromoterTask(model, {}, num_labels=1, encoder_dropout="sometimes")
+
+
 def test_load_backbone_lists_missing_keys_and_refuses_other_shapes(tmp_path, tiny_tokenizer):
     backbone = make_export(tmp_path / "mlm_export", "mlm", tiny_tokenizer)
     state = torch.load(backbone / "model.pt", weights_only=True)
