@@ -8,6 +8,7 @@ checkpoints load with ``weights_only``) and resolved when Lightning asks for the
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import torch
@@ -83,18 +84,17 @@ def adamw_with_warmup(module: nn.Module, total_steps: int | float, lr: float, we
     decayed = _decayed_parameter_ids(module)
     depth = layer_depths(module) if layer_decay < 1.0 else {n: 0 for n, _ in named}
     top = max(depth.values(), default=0)
-    # Each group: one depth, decayed or not, and (with a probe) encoder or not.
-    split = (lambda n: n.startswith("encoder.")) if probe_steps else (lambda n: False)
-    groups, held = [], []
+    held_back = {n for n, _ in named if probe_steps and n.startswith("encoder.")}
+    groups = []  # one per depth, held back by a probe or not, decayed or not; "held" picks the schedule below
     for d in sorted(set(depth[n] for n, _ in named), reverse=True):
         scale = {"lr": lr * layer_decay ** (top - d)} if layer_decay < 1.0 else {}
-        for encoder in sorted({split(n) for n, _ in named if depth[n] == d}):
+        for held in ((False, True) if probe_steps else (False,)):
             for decay in (True, False):
-                params = [p for n, p in named if depth[n] == d and split(n) == encoder and (id(p) in decayed) == decay]
-                groups.append({"params": params, "weight_decay": weight_decay if decay else 0.0, **scale})
-                held.append(encoder)
+                params = [p for n, p in named if depth[n] == d and (n in held_back) == held
+                          and (id(p) in decayed) == decay]
+                groups.append({"params": params, "weight_decay": weight_decay if decay else 0.0, "held": held,
+                               **scale})
     if layer_decay < 1.0 or probe_steps:
-        held = [h for h, g in zip(held, groups) if g["params"]]
         groups = [g for g in groups if g["params"]]
     if fused is None:
         fused = bool(named) and all(p.is_cuda and p.is_floating_point() for _, p in named)
@@ -111,8 +111,6 @@ def adamw_with_warmup(module: nn.Module, total_steps: int | float, lr: float, we
             return (step - start + 1) / (warmup + 1)
         return max(0.0, (total - step) / max(1, total - start - warmup))
 
-    def after_probe(step: int) -> float:
-        return factor(step, probe)
-
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, [after_probe if h else factor for h in held])
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, [functools.partial(factor, start=probe) if g["held"] else factor for g in optimizer.param_groups])
     return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
