@@ -37,6 +37,7 @@ from bigbird_dna.model.outputs import KINDS, SIGMOID, ModelOutput, default_names
 from bigbird_dna.tasks.backbone import load_backbone, report
 from bigbird_dna.tasks.base import EncoderTask
 from bigbird_dna.tasks.composition_fit import JUDGES, describe_fit, fit_composition_path
+from bigbird_dna.tasks.mlm_auxiliary import AuxiliaryMLM, checked_settings
 from bigbird_dna.tasks.shuffle_contrast import ShuffleContrast
 from bigbird_dna.tokenizer.bpe import DNATokenizer
 
@@ -76,6 +77,9 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         composition_judge: when a fitted composition path (``head.composition_fit=first``) is kept:
             ``cnn``, only where its k-mer LR scores at least the small CNN on val; ``chance``,
             wherever it is above chance (:func:`~bigbird_dna.tasks.composition_fit.fit_composition_path`).
+        mlm_auxiliary: ``{"weight", "mask_prob", "rows"}``: with ``weight`` above 0, every training
+            step adds that times a masked-LM loss on ``rows`` masked copies of its sequences, with
+            the backbone's MLM head (:mod:`~bigbird_dna.tasks.mlm_auxiliary`); ``None``: off.
 
     Every hyperparameter is a plain type, so checkpoints load with ``weights_only=True``.
     """
@@ -86,7 +90,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
                  pos_weight: float | None = None, head: dict[str, Any] | None = None,
                  tokenizer_sha256: str = "", tokenizer_json: str | None = None, backbone: str | None = None,
                  output_kind: str = "sigmoid", output: ModelOutput | None = None, shuffle_contrast_steps: int = 0,
-                 encoder_dropout: float | str | None = None, composition_judge: str = "cnn"):
+                 encoder_dropout: float | str | None = None, composition_judge: str = "cnn",
+                 mlm_auxiliary: dict[str, Any] | None = None):
         super().__init__()
         if composition_judge not in JUDGES:
             raise InputError(f"task.composition_judge={composition_judge!r} is not one of {JUDGES}.")
@@ -126,6 +131,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         self._collected: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {"val": [], "test": []}
         self.shuffle_contrast = (ShuffleContrast(self.head.pool.output_size, shuffle_contrast_steps)
                                  if shuffle_contrast_steps else None)
+        mlm_auxiliary = self.hparams["mlm_auxiliary"] = checked_settings(mlm_auxiliary)  # recorded as built
+        self.mlm_auxiliary = self.build_mlm_auxiliary(mlm_auxiliary)
         if backbone:
             self.load_backbone(backbone)
             source = "the backbone's own" if encoder_dropout is None else "task.encoder_dropout"
@@ -140,9 +147,23 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
                 module.p = rate
         self.config = self.encoder.config = dataclasses.replace(self.config, dropout=rate)
 
+    def build_mlm_auxiliary(self, settings: dict[str, Any]) -> AuxiliaryMLM | None:
+        """The auxiliary MLM loss of ``task.mlm_auxiliary``, or ``None`` at weight 0."""
+        if not settings["weight"]:
+            return None
+        if self.shuffle_contrast is not None:
+            raise InputError("task.mlm_auxiliary and task.shuffle_contrast_steps do not go together: set "
+                             "task.mlm_auxiliary.weight=0 or task.shuffle_contrast_steps=0.")
+        if not self.tokenizer_json:
+            raise InputError("task.mlm_auxiliary needs the tokenizer (train passes it); set its weight to 0.")
+        return AuxiliaryMLM(self.config, self.encoder.token_embedding, DNATokenizer.from_str(self.tokenizer_json),
+                            **settings)
+
     def load_backbone(self, export_path: str | os.PathLike) -> tuple[list[str], list[str]]:
-        """Initialise the encoder from an export; see :func:`load_backbone`."""
-        return load_backbone(self.encoder, export_path)
+        """Initialise the encoder from an export, and the auxiliary MLM head from its MLM head when
+        there is one; see :func:`load_backbone`."""
+        return load_backbone(self.encoder, export_path,
+                             mlm_head=None if self.mlm_auxiliary is None else self.mlm_auxiliary.head)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         """Logits ``[B, num_labels]`` for ``input_ids``/``attention_mask [B, T]``."""
@@ -173,8 +194,9 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         return self.shuffle_contrast is not None and self.global_step < self.shuffle_contrast.steps
 
     def export_weights(self, state: dict[str, Any]) -> dict[str, Any]:
-        """A checkpoint's ``state_dict`` without the warm-up's score, which only training uses."""
-        return {k: v for k, v in state.items() if not k.startswith("shuffle_contrast.")}
+        """A checkpoint's ``state_dict`` without the warm-up's score and the auxiliary MLM head,
+        which only training uses."""
+        return {k: v for k, v in state.items() if not k.startswith(("shuffle_contrast.", "mlm_auxiliary."))}
 
     def on_fit_start(self) -> None:
         """With ``task.head.composition_fit=first``, fit the composition path on the training split
@@ -207,6 +229,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         if warming:
             return self.shuffle_contrast.loss(pooled) + 0.0 * logits.sum(), "contrast"
         loss = self.loss(logits, batch["labels"])
+        if self.mlm_auxiliary is not None:
+            loss = loss + self.mlm_auxiliary(self.encoder, input_ids, attention_mask)
         if self.shuffle_contrast is not None:
             loss = loss + 0.0 * self.shuffle_contrast.score(pooled).sum()
         return loss, "labels"
@@ -216,6 +240,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         batch_size = batch["input_ids"].shape[0]
         if kind == "contrast":
             self.log("train/contrast_loss", loss, batch_size=batch_size)
+        if self.mlm_auxiliary is not None:
+            self.log("train/mlm_loss", self.mlm_auxiliary.last_loss, batch_size=batch_size)
         self.log("train/loss", loss, prog_bar=True, batch_size=batch_size)
         self.log("train/lr", self.optimizers().param_groups[0]["lr"], batch_size=batch_size)
         return loss
