@@ -127,7 +127,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
     if main:
         write_text_atomic(config_record(run_dir), OmegaConf.to_yaml(cfg, resolve=True))
 
-    module, datamodule, tokenizer = build(cfg, run_dir, main)
+    module, datamodule, tokenizer = build(cfg, run_dir, main, resume_from=ckpt_path)
     loggers = instantiate_all(cfg.logger)
     trainer = L.Trainer(**trainer_kwargs(cfg), callbacks=callbacks, logger=loggers or False,
                         default_root_dir=str(run_dir), plugins=[AtomicCheckpointIO()])

@@ -44,12 +44,17 @@ def task_settings(cfg: DictConfig) -> dict[str, Any]:
     return {k: v for k, v in to_plain(cfg.task).items() if k not in RUN_SETTINGS and k != "_target_"}
 
 
-def build(cfg: DictConfig, run_dir: Path, is_main_process: bool) -> tuple[EncoderTask, L.LightningDataModule, Any]:
+def build(cfg: DictConfig, run_dir: Path, is_main_process: bool, resume_from: str | None = None
+          ) -> tuple[EncoderTask, L.LightningDataModule, Any]:
     """The task module, its DataModule and the tokenizer, from the config's ``_target_`` keys.
 
     Order: check that the data suits the task (before anything is built), build the data, settle
     the tokenizer (:func:`~bigbird_dna.tokenizer.provision.provision_tokenizer`; a ``task.backbone``
     export brings its own, and its encoder config), attach it to the data, build the task.
+
+    A run resumed from checkpoint ``resume_from`` takes a backbone's encoder config from the
+    checkpoint, as it takes its weights and tokenizer (already restored in ``run_dir``): the
+    backbone export is not read again, so it may have moved or gone since the run started.
     """
     task_class, data_class = target_class(cfg.task), target_class(cfg.data)
     if not issubclass(data_class, task_class.data_class):
@@ -58,18 +63,38 @@ def build(cfg: DictConfig, run_dir: Path, is_main_process: bool) -> tuple[Encode
                          f"it needs {' or '.join(c.__name__ for c in wanted)}: pick a matching data= config.")
     datamodule = instantiate(cfg.data, seed=cfg.seed, run_dir=str(run_dir), is_main_process=is_main_process)
     check_baseline_settings(datamodule)
-    backbone = cfg.task.get("backbone")
-    export = load_export(backbone) if backbone else None
+    settings = task_settings(cfg)
+    backbone = settings.get("backbone")
+    resumed = resumed_backbone_settings(resume_from) if backbone and resume_from else None
+    export = load_export(backbone) if backbone and resumed is None else None
     if export is not None:
         log.info("fine-tuning from %s: encoder config and tokenizer taken from the export "
                  "(the model= group is not used).", backbone)
+    elif resumed is not None:
+        log.info("resuming a run that started from %s: its encoder config, tokenizer and weights come from the "
+                 "checkpoint (the export is not read again).", backbone)
+        settings.update(resumed["settings"])
     with phase("tokenizer", quiet_below=1.0):
         tokenizer = provision_tokenizer(to_plain(cfg.tokenizer), run_dir, is_main_process, datamodule.training_text,
                                         given=export.tokenizer if export else None, given_by=str(backbone))
-    model = dict(export.model_config) if export else to_plain(cfg.model)
+    model = dict(export.model_config) if export else dict(resumed["model"]) if resumed else to_plain(cfg.model)
     model.update(vocab_size=tokenizer.vocab_size, pad_id=tokenizer.pad_id)
     datamodule.attach_tokenizer(tokenizer, EncoderConfig.from_dict(model).max_input_tokens)
-    module = task_class(**task_settings(cfg), model=model, optim=to_plain(cfg.optim),
+    module = task_class(**settings, model=model, optim=to_plain(cfg.optim),
                         tokenizer_sha256=tokenizer.sha256, tokenizer_json=tokenizer.to_str(),
                         **datamodule.task_inputs())
+    if resumed is not None:
+        module.hparams["backbone"] = backbone  # the record says where the weights first came from
     return module, datamodule, tokenizer
+
+
+def resumed_backbone_settings(checkpoint: str) -> dict[str, Any]:
+    """What a resumed fine-tune builds from its checkpoint instead of its backbone export: the
+    encoder config (``model``) and the task settings that then differ: no backbone to load (the
+    checkpoint brings the weights), and the encoder dropout as first resolved."""
+    hparams = torch.load(checkpoint, map_location="cpu", weights_only=True).get("hyper_parameters") or {}
+    if "model" not in hparams:
+        raise InputError(f"{checkpoint} holds no encoder config (hyper_parameters.model); resume from a checkpoint "
+                         "of this run (ckpt_path=last).")
+    settings = {"backbone": None, **{k: hparams[k] for k in ("encoder_dropout",) if k in hparams}}
+    return {"model": dict(hparams["model"]), "settings": settings}

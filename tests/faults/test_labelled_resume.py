@@ -64,3 +64,41 @@ def test_a_fine_tune_stopped_mid_epoch_resumes_where_it_stopped(promoter_data, t
                                                                                  / "last.ckpt")
     for name, tensor in theirs.items():
         assert torch.allclose(ours[name], tensor, rtol=1e-5, atol=1e-7), name
+
+
+def test_a_fine_tune_resumes_from_its_checkpoint_after_its_backbone_export_has_gone(promoter_data, tmp_path,
+                                                                                    monkeypatch):
+    """A resumed fine-tune builds its encoder from the checkpoint, not from ``task.backbone``: the
+    export may be moved or deleted while the run waits in a queue, and the run still ends with the
+    weights of an uninterrupted one."""
+    from bigbird_dna.tokenizer import train_bpe_tokenizer
+    from bigbird_dna.train import run
+    from tests.conftest import compose
+    from tests.promoter.conftest import make_export
+
+    monkeypatch.setenv("BIGBIRD_DNA_CACHE", str(tmp_path / "cache"))
+    for name in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID"):
+        monkeypatch.delenv(name, raising=False)
+    seq = lambda_seq()
+    tokenizer = train_bpe_tokenizer([seq[i:i + 2000] for i in range(0, len(seq), 2000)], vocab_size=128,
+                                    max_token_length=8)
+    backbone = make_export(tmp_path / "pretrain" / "export", "mlm", tokenizer, dropout=0.1)
+    common = [*PROMOTER_FAST, *promoter_data, f"task.backbone={backbone}"]
+
+    def train(run_dir, *extra):
+        return run(compose([*common, *extra], run_dir))
+
+    stopped_dir = tmp_path / "stopped"
+    with pytest.raises(Preempted):
+        train(stopped_dir, "+callbacks.usr1._target_=tests.faults.callbacks.SignalAtStep", "+callbacks.usr1.step=2")
+    train(tmp_path / "straight")
+    backbone.rename(tmp_path / "moved")
+    summary = train(stopped_dir)
+    assert summary["global_step"] == 7
+    resumed = torch.load(stopped_dir / "checkpoints" / "last.ckpt", map_location="cpu", weights_only=True)
+    assert resumed["hyper_parameters"]["backbone"] == str(backbone)
+    assert resumed["hyper_parameters"]["model"]["dropout"] == 0.1, "the backbone's own dropout, as first resolved"
+    ours, theirs = _weights(stopped_dir / "checkpoints" / "last.ckpt"), _weights(tmp_path / "straight" / "checkpoints"
+                                                                                 / "last.ckpt")
+    for name, tensor in theirs.items():
+        assert torch.allclose(ours[name], tensor, rtol=1e-5, atol=1e-7), name
