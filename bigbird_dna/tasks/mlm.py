@@ -29,6 +29,7 @@ from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.networks import MaskedLMNetwork
 from bigbird_dna.tasks.backbone import load_backbone
 from bigbird_dna.tasks.base import EncoderTask, summary_table
+from bigbird_dna.tasks.shuffle_contrast import PretrainingContrast
 from bigbird_dna.tokenizer import MASK_ID
 
 
@@ -67,6 +68,9 @@ class MLMTask(MaskedLMNetwork, EncoderTask):
         backbone: an MLM export (``<run dir>/export``) to continue pretraining from: its encoder and
             MLM head weights, encoder config and tokenizer (for example a genome's MLM, continued on
             a task's own sequences); ``None`` starts from scratch.
+        shuffle_contrast: the weight of a second loss beside the MLM's, each window against a
+            resampled copy of itself (:class:`~bigbird_dna.tasks.shuffle_contrast.PretrainingContrast`;
+            a step then reads twice the rows); 0: none.
     """
 
     task_name = "mlm"
@@ -75,11 +79,14 @@ class MLMTask(MaskedLMNetwork, EncoderTask):
 
     def __init__(self, model: dict[str, Any], optim: dict[str, Any], tokenizer_sha256: str = "",
                  tokenizer_json: str | None = None, token_counts: torch.Tensor | None = None,
-                 backbone: str | None = None):
+                 backbone: str | None = None, shuffle_contrast: float = 0.0):
         super().__init__()
         self.save_hyperparameters(ignore=["tokenizer_json", "token_counts"])
         self.config = EncoderConfig.from_dict(dict(model))
         self.build_network(self.config)
+        self.contrast_loss: torch.Tensor | None = None  # the last training step's, for the log
+        self.shuffle_contrast = PretrainingContrast(self.config.hidden_size, shuffle_contrast) if shuffle_contrast \
+            else None
         self.tokenizer_json = tokenizer_json
         # Sums over the scored tokens of a val/test pass: CE (nats), correct, tokens, bases.
         self.eval_sums = torch.nn.ModuleDict({name: SumMetric() for name in ("nats", "correct", "tokens", "bases")})
@@ -99,6 +106,10 @@ class MLMTask(MaskedLMNetwork, EncoderTask):
         counts = token_counts.to(self.head.bias).double() + 1.0
         self.head.bias.copy_((counts / counts.sum()).log().to(self.head.bias.dtype))
 
+    def export_weights(self, state: dict[str, Any]) -> dict[str, Any]:
+        """A checkpoint's ``state_dict`` without the pretraining contrast, which only training uses."""
+        return {k: v for k, v in state.items() if not k.startswith("shuffle_contrast.")}
+
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
         """Logits ``[B, T, vocab]`` for every position."""
         return self.logits(input_ids, attention_mask)
@@ -109,18 +120,27 @@ class MLMTask(MaskedLMNetwork, EncoderTask):
         Logits are computed for the selected positions only (``[N, vocab]``, not ``[B, T, vocab]``),
         gathered by the collator's ``selected_index``: no device sync (a boolean index would be one).
         """
-        hidden = self.encoder(batch["input_ids"], batch["attention_mask"])
+        input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
+        self.contrast_loss = None
+        if self.shuffle_contrast is not None:
+            input_ids, attention_mask = self.shuffle_contrast.inputs(input_ids, attention_mask)
+        hidden = self.encoder(input_ids, attention_mask)
+        if self.shuffle_contrast is not None:
+            self.contrast_loss = self.shuffle_contrast.loss(hidden, attention_mask)
+            hidden = hidden[:batch["input_ids"].shape[0]]
         index = batch.get("selected_index")
         if index is None:  # a batch from elsewhere: find the positions here (a sync on a GPU)
             index = (batch["labels"] != IGNORE_INDEX).flatten().nonzero()[:, 0]
         if index.numel() == 0:
             zero = hidden.sum() * 0.0
-            return zero, zero, 0
+            return zero + (self.contrast_loss if self.contrast_loss is not None else 0.0), zero, 0
         logits = self.head(hidden.flatten(0, 1).index_select(0, index)).float()  # [N, vocab]
         labels = batch["labels"].flatten().index_select(0, index)
         loss = self.output.kind.loss(logits, labels)
         at_mask = batch["input_ids"].flatten().index_select(0, index) == MASK_ID
         acc = ((logits.argmax(-1) == labels) & at_mask).sum() / at_mask.sum().clamp_min(1)
+        if self.contrast_loss is not None:
+            loss = loss + self.contrast_loss
         return loss, acc, index.numel()
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
@@ -128,6 +148,8 @@ class MLMTask(MaskedLMNetwork, EncoderTask):
         batch_size = batch["input_ids"].shape[0]
         self.log("train/loss", loss, prog_bar=True, batch_size=batch_size)
         self.log("train/mask_acc", acc, batch_size=batch_size)
+        if self.contrast_loss is not None:
+            self.log("train/contrast_loss", self.contrast_loss, batch_size=batch_size)
         self.log("train/lr", self.optimizers().param_groups[0]["lr"], batch_size=batch_size)
         return loss
 

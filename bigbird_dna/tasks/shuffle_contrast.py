@@ -25,6 +25,7 @@ import torch
 from torch import nn
 
 from bigbird_dna.errors import InputError
+from bigbird_dna.model.heads import SequencePooling
 
 
 def body_mask(input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
@@ -93,14 +94,15 @@ class ShuffleContrast(nn.Module):
 
     Args:
         features: the size of the head's pooled vector.
-        steps: optimizer steps of the warm-up (``task.shuffle_contrast_steps``), at least 1.
+        steps: optimizer steps of the warm-up (``task.shuffle_contrast_steps``), at least 1;
+            ``None``: not a warm-up, a loss of every step (:class:`PretrainingContrast`).
     """
 
-    def __init__(self, features: int, steps: int):
+    def __init__(self, features: int, steps: int | None):
         super().__init__()
-        if steps < 1:
+        if steps is not None and steps < 1:
             raise InputError(f"task.shuffle_contrast_steps={steps} must be a step count >= 1, or 0 for no warm-up.")
-        self.steps = int(steps)
+        self.steps = steps
         self.score = nn.Linear(features, 1)
 
     def inputs(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None
@@ -117,3 +119,33 @@ class ShuffleContrast(nn.Module):
         half = pooled.shape[0] // 2
         targets = torch.cat([torch.ones(half), torch.zeros(pooled.shape[0] - half)]).to(logits.device)
         return nn.functional.binary_cross_entropy_with_logits(logits, targets)
+
+
+class PretrainingContrast(nn.Module):
+    """The shuffle contrast as a pretraining loss beside the MLM's (``task.shuffle_contrast`` of
+    ``task=mlm``): every window against its resampled copy, read through the pooling the
+    classifiers' default head uses (``mean_max`` over every base), so that the encoder learns what
+    genomic sequence holds beyond its dinucleotide composition (motifs, splice and codon signals),
+    which a masked base alone barely asks for. Training only: not exported.
+
+    Args:
+        hidden_size: the encoder's hidden size.
+        weight: the loss's factor beside the MLM's cross-entropy, > 0.
+    """
+
+    def __init__(self, hidden_size: int, weight: float):
+        super().__init__()
+        if not weight > 0:
+            raise InputError(f"task.shuffle_contrast={weight} must be a loss weight > 0, or 0 for none.")
+        self.weight = float(weight)
+        self.pool = SequencePooling(hidden_size, "mean_max")
+        self.contrast = ShuffleContrast(self.pool.output_size, steps=None)
+
+    def inputs(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None
+               ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``2B`` rows: the batch, then each row resampled (:meth:`ShuffleContrast.inputs`)."""
+        return self.contrast.inputs(input_ids, attention_mask)
+
+    def loss(self, hidden: torch.Tensor, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        """``weight`` times the contrast's BCE on ``hidden [2B, T, hidden_size]`` (:meth:`inputs`' rows)."""
+        return self.weight * self.contrast.loss(self.pool(hidden, attention_mask))
