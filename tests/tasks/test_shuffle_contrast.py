@@ -156,3 +156,37 @@ def test_a_run_with_a_warm_up_exports_without_the_contrast_score(tmp_path, train
     export = load_export(run_dir / "export")
     assert not any(k.startswith("shuffle_contrast.") for k in export.state_dict)
     assert export.task_config["shuffle_contrast_steps"] == 6
+
+
+def test_mlm_pretraining_adds_the_contrast_of_every_window_and_exports_without_it():
+    """task=mlm task.shuffle_contrast=w: the training loss is the MLM's cross-entropy on the real
+    rows plus w times the contrast's BCE over the 2B rows; evaluation and exports know nothing of it."""
+    from bigbird_dna.data.mlm.masking import IGNORE_INDEX
+    from bigbird_dna.tasks.mlm import MLMTask
+
+    torch.manual_seed(0)
+    task, plain = MLMTask(HYBRID, {}, shuffle_contrast=0.5), MLMTask(HYBRID, {})
+    plain.load_state_dict(task.export_weights(task.state_dict()))
+    assert set(task.export_weights(task.state_dict())) == set(plain.state_dict())
+    batch = _batch()
+    batch.pop("labels")
+    labels = torch.full_like(batch["input_ids"], IGNORE_INDEX)
+    labels[:, 3:9] = batch["input_ids"][:, 3:9]
+    batch["labels"] = labels
+    task.train(), plain.train()
+    torch.manual_seed(1)
+    loss = task._masked_loss(batch)[0]
+    contrast = task.contrast_loss
+    assert contrast is not None and float(contrast.detach()) > 0.5 * 0.3, "an untrained score: half a BCE near log 2"
+    # the contrast's rows normalise the stem's batch statistics with the real ones, so the MLM part
+    # is compared with a plain model that reads the same 2B rows
+    torch.manual_seed(1)
+    rows, mask = task.shuffle_contrast.inputs(batch["input_ids"], batch["attention_mask"])
+    hidden = plain.encoder(rows, mask)[:4]
+    cross_entropy = torch.nn.functional.cross_entropy(plain.head(hidden[labels != IGNORE_INDEX]),
+                                                      labels[labels != IGNORE_INDEX])
+    torch.testing.assert_close(loss.detach(), (cross_entropy + contrast).detach(), rtol=1e-5, atol=1e-6)
+    loss.backward()
+    assert task.shuffle_contrast.contrast.score.weight.grad.abs().sum() > 0
+    with pytest.raises(InputError, match="shuffle_contrast=-1"):
+        MLMTask(HYBRID, {}, shuffle_contrast=-1)
