@@ -156,3 +156,20 @@ def test_pretraining_continues_from_an_mlm_export_on_short_records(tmp_path, tra
     continued, _ = train_in_process(f"data.fasta={records}", "data.window_bp=300", "data.holdout_records=0.1",
                                     f"task.backbone={backbone}", run_dir=tmp_path / "task4")
     assert continued["global_step"] == 4 and continued["val/bits_per_base"] > 0
+
+
+def test_continued_pretraining_resumes_after_its_backbone_export_has_gone(tmp_path, train_in_process):
+    """A resumed run takes its encoder config and weights from the checkpoint: the export it
+    started from (task.backbone) is not read again, so it may be moved or deleted meanwhile."""
+    _, genome_dir = train_in_process(f"data.fasta={LAMBDA}", "model.hidden_size=48", run_dir=tmp_path / "genome")
+    backbone = tmp_path / "backbone"
+    shutil.copytree(genome_dir / "export", backbone)
+    _, continued_dir = train_in_process(f"data.fasta={LAMBDA}", f"task.backbone={backbone}",
+                                        run_dir=tmp_path / "continued")
+    shutil.rmtree(backbone)
+    resumed, resumed_dir = train_in_process(f"data.fasta={LAMBDA}", f"task.backbone={backbone}",
+                                            f"ckpt_path={continued_dir / 'checkpoints' / 'last.ckpt'}",
+                                            "trainer.max_steps=6", run_dir=tmp_path / "resumed")
+    assert resumed["global_step"] == 6
+    assert load_export(resumed_dir / "export", task="mlm").model_config["hidden_size"] == 48, \
+        "the backbone's encoder config, from the checkpoint"
