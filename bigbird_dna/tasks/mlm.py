@@ -121,27 +121,25 @@ class MLMTask(MaskedLMNetwork, EncoderTask):
         gathered by the collator's ``selected_index``: no device sync (a boolean index would be one).
         """
         input_ids, attention_mask = batch["input_ids"], batch["attention_mask"]
-        self.contrast_loss = None
         if self.shuffle_contrast is not None:
             input_ids, attention_mask = self.shuffle_contrast.inputs(input_ids, attention_mask)
         hidden = self.encoder(input_ids, attention_mask)
+        contrast = 0.0
         if self.shuffle_contrast is not None:
-            self.contrast_loss = self.shuffle_contrast.loss(hidden, attention_mask)
+            self.contrast_loss = contrast = self.shuffle_contrast.loss(hidden, attention_mask)
             hidden = hidden[:batch["input_ids"].shape[0]]
         index = batch.get("selected_index")
         if index is None:  # a batch from elsewhere: find the positions here (a sync on a GPU)
             index = (batch["labels"] != IGNORE_INDEX).flatten().nonzero()[:, 0]
         if index.numel() == 0:
             zero = hidden.sum() * 0.0
-            return zero + (self.contrast_loss if self.contrast_loss is not None else 0.0), zero, 0
+            return zero + contrast, zero, 0
         logits = self.head(hidden.flatten(0, 1).index_select(0, index)).float()  # [N, vocab]
         labels = batch["labels"].flatten().index_select(0, index)
         loss = self.output.kind.loss(logits, labels)
         at_mask = batch["input_ids"].flatten().index_select(0, index) == MASK_ID
         acc = ((logits.argmax(-1) == labels) & at_mask).sum() / at_mask.sum().clamp_min(1)
-        if self.contrast_loss is not None:
-            loss = loss + self.contrast_loss
-        return loss, acc, index.numel()
+        return loss + contrast, acc, index.numel()
 
     def training_step(self, batch: dict[str, torch.Tensor], batch_idx: int) -> torch.Tensor:
         loss, acc, count = self._masked_loss(batch)
