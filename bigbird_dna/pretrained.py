@@ -51,10 +51,7 @@ from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.specials import encode_with_specials, padding_mask_or_none
 
 Pool = Literal["mean", "cls"] | None
-
-
-# Lists at least this long get a progress bar when ``progress=None``.
-PROGRESS_FROM = 256
+PROGRESS_FROM = 256  # lists at least this long get a progress bar when ``progress=None``
 
 
 class BigBirdDNA:
