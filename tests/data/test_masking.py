@@ -53,3 +53,41 @@ def test_same_generator_seed_gives_same_masks():
     a = mask_tokens(ids, SPECIAL, MASK, VOCAB, 0.15, torch.Generator().manual_seed(7))
     b = mask_tokens(ids, SPECIAL, MASK, VOCAB, 0.15, torch.Generator().manual_seed(7))
     assert all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def _runs(selected_row: torch.Tensor) -> list[tuple[int, int]]:
+    """Maximal runs of True in a 1-D bool tensor, as (start, end) half-open."""
+    edges = torch.diff(torch.cat([torch.tensor([0]), selected_row.int(), torch.tensor([0])]))
+    return list(zip((edges == 1).nonzero()[:, 0].tolist(), (edges == -1).nonzero()[:, 0].tolist()))
+
+
+def test_span_masking_selects_runs_at_the_same_rate_each_masked_or_kept_as_a_whole():
+    ids = _batch(rows=256)
+    inputs, labels = mask_tokens(ids, SPECIAL, MASK, VOCAB, 0.15, torch.Generator().manual_seed(4), span=6)
+    selected = labels != IGNORE_INDEX
+    real = ~torch.isin(ids, SPECIAL)
+    assert abs((selected.sum() / real.sum()).item() - 0.15) < 0.01
+    assert torch.equal(labels[selected], ids[selected]) and not selected[~real].any()
+    lengths, whole_runs, masked_runs = [], 0, 0
+    for row in range(ids.shape[0]):
+        for start, end in _runs(selected[row]):
+            if end < 398:  # runs cut by the [SEP] at 399 may be shorter
+                lengths.append(end - start)
+            if end - start == 6:  # one run alone: one action for all of it
+                masked = inputs[row, start:end] == MASK
+                assert masked.all() or not masked.any()
+                whole_runs += 1
+                masked_runs += int(masked.all())
+    assert min(lengths) == 6  # merged runs are longer, never shorter
+    assert abs(masked_runs / whole_runs - 0.8) < 0.03
+
+
+def test_span_one_draws_what_single_token_masking_always_drew():
+    ids = _batch()
+    generator = torch.Generator().manual_seed(5)
+    selected = (torch.rand(ids.shape, generator=generator) < 0.15) & ~torch.isin(ids, SPECIAL)
+    action = torch.rand(ids.shape, generator=generator)
+    expected_masked = selected & (action < 0.8)
+    inputs, labels = mask_tokens(ids, SPECIAL, MASK, VOCAB, 0.15, torch.Generator().manual_seed(5), span=1)
+    assert torch.equal(labels != IGNORE_INDEX, selected)
+    assert torch.equal(inputs == MASK, expected_masked)

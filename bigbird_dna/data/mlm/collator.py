@@ -26,17 +26,20 @@ class MLMCollator:
     lands in, the rank or worker that drew it, or a restart: with ``fixed_masks`` (validation)
     the generator is seeded from ``(seed, record, start)``, so every validation pass scores the
     same positions, and every selected token becomes [MASK] (``all_mask``: the honest basis of the
-    val/test metrics); otherwise (training) from ``(seed, epoch, window index)``, with 80/10/10.
+    val/test metrics); otherwise (training) from ``(seed, epoch, window index)``, with 80/10/10,
+    in runs of ``mask_span`` tokens (:func:`~bigbird_dna.data.mlm.masking.mask_tokens`; evaluation
+    always selects single tokens).
     """
 
     def __init__(self, tokenizer: DNATokenizer, max_tokens: int, mask_prob: float,
-                 fixed_masks: bool = False, seed: int = 0, epoch: int = 0):
+                 fixed_masks: bool = False, seed: int = 0, epoch: int = 0, mask_span: int = 1):
         self.tokenizer = tokenizer
         self.max_tokens = max_tokens
         self.mask_prob = mask_prob
         self.fixed_masks = fixed_masks
         self.seed = seed
         self.epoch = epoch
+        self.mask_span = 1 if fixed_masks else mask_span
         # Tokens made only of N are never masked: predicting N from N teaches nothing (Caduceus
         # keeps N out of the MLM loss too).
         self.unmaskable_ids = torch.tensor(sorted(tokenizer.special_ids | tokenizer.n_run_ids))
@@ -60,7 +63,7 @@ class MLMCollator:
         generator = torch.Generator().manual_seed(self._mask_seed(item))
         inputs, labels = mask_tokens(torch.tensor([row]), self.unmaskable_ids, self.tokenizer.mask_id,
                                      self.tokenizer.vocab_size, self.mask_prob, generator,
-                                     all_mask=self.fixed_masks)
+                                     all_mask=self.fixed_masks, span=self.mask_span)
         return inputs[0], labels[0]
 
     def __call__(self, items: list[dict[str, Any]]) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from bigbird_dna.data.loaders import (
     wait_for_file,
 )
 from bigbird_dna.data.mlm.collator import MLMCollator
+from bigbird_dna.errors import InputError
 from bigbird_dna.genome import open_genome
 from bigbird_dna.genome.sampling import sample_training_chunks
 from bigbird_dna.genome.splits import resolve_splits, write_split_manifest
@@ -66,6 +67,8 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         run_dir: where the split manifest goes.
         is_main_process: only the main process (rank 0) writes files.
         mask_prob: MLM selection rate of the train windows (80/10/10).
+        mask_span: train tokens per masked run (1: single tokens, as BERT; more: SpanBERT's runs,
+            :func:`~bigbird_dna.data.mlm.masking.mask_tokens`). Val/test always mask single tokens.
         eval_mask_prob: selection rate of the val/test windows, all replaced by [MASK] and scored
             (``None`` = ``mask_prob``). Training may mask more than evaluation scores, for more
             supervised positions per step; the honest metrics and baselines stay at this rate.
@@ -84,9 +87,9 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
     """
 
     def __init__(self, fasta: str, window_bp: int, seed: int, run_dir: str | Path, is_main_process: bool = True,
-                 mask_prob: float = 0.15, eval_mask_prob: float | None = None, cache_dir: str | None = None,
-                 train_records: list[str] | None = None, val_records: list[str] | None = None,
-                 test_records: list[str] | None = None,
+                 mask_prob: float = 0.15, eval_mask_prob: float | None = None, mask_span: int = 1,
+                 cache_dir: str | None = None, train_records: list[str] | None = None,
+                 val_records: list[str] | None = None, test_records: list[str] | None = None,
                  holdout_fraction: float = 0.05, holdout_records: float | None = None, max_n_fraction: float = 0.1,
                  reverse_complement_prob: float = 0.5, windows_per_epoch: int = 4096, eval_windows: int = 4096,
                  eval_stride_bp: int | None = None, baseline_max_bp: int = 20_000_000, baseline_max_order: int = 10,
@@ -100,6 +103,9 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
                     "batch_size": batch_size, "num_workers": num_workers}
         self.mask_prob = mask_prob
         self.eval_mask_prob = mask_prob if eval_mask_prob is None else eval_mask_prob
+        if not (isinstance(mask_span, int) and mask_span >= 1):
+            raise InputError(f"data.mask_span={mask_span} must be a token count >= 1 (1: single tokens, as BERT).")
+        self.mask_span = mask_span
         self.seed = seed
         self.run_dir = Path(run_dir)
         self.is_main_process = is_main_process
@@ -167,7 +173,7 @@ class GenomeMLMDataModule(DropsFullPaddingMasks, L.LightningDataModule):
         epoch = self.datasets[split].epoch
         rate = self.mask_prob if split == "train" else self.eval_mask_prob
         collator = MLMCollator(self.tokenizer, self.max_tokens, rate, fixed_masks=split != "train", seed=self.seed,
-                               epoch=epoch)
+                               epoch=epoch, mask_span=self.mask_span)
         workers = self.cfg["num_workers"]
         # An own generator: creating the loader's iterator then leaves the global torch RNG (dropout)
         # alone, so a resumed run draws the same dropout masks as an uninterrupted one.
