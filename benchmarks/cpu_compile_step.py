@@ -1,12 +1,13 @@
-"""CPU training step of the ``pretrain_cpu`` encoder, eager against ``compile_layers``, side by side.
+"""CPU training step of the tiny encoder, eager against ``compile_layers``, side by side.
 
-One step is what ``python -m bigbird_dna.train experiment=pretrain_cpu`` runs per batch, without
-the data loader: the default tiny encoder (2 x 128, 4 heads, RoPE, a depthwise convolution of
-width 9, BigBird-ITC block 32) on 8 x 512 char tokens, the MLM loss on 15% of them, backward,
-AdamW. Two copies of the same initial model, one with ``BigBirdEncoder.compile_layers``
-(Inductor: a C++ build on CPU), alternate round by round (``--rounds`` x ``--steps``), so load on
-the machine hits both alike. Reported: the median seconds per step of each, their ratio, and the
-seconds the compiled copy's first step took (the compile).
+One step is what ``python -m bigbird_dna.train experiment=pretrain_cpu`` ran per batch before
+2026-11-29 (the recipe now trains the hybrid encoder), without the data loader: the default tiny
+encoder (2 x 128, 4 heads, RoPE, a depthwise convolution of width 9, BigBird-ITC block 32) on
+8 x 512 char tokens, the MLM loss on 15% of them, backward, AdamW. Two copies of the same initial
+model, one with ``BigBirdEncoder.compile_layers`` (Inductor: a C++ build on CPU), alternate round
+by round (``--rounds`` x ``--steps``), so load on the machine hits both alike. Reported: the
+median seconds per step of each, their ratio, and the seconds the compiled copy's first step took
+(the compile).
 
     python benchmarks/cpu_compile_step.py   # benchmarks/results/<date>_<machine>/cpu_compile_step.json
 """

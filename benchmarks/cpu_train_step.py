@@ -1,11 +1,12 @@
-"""CPU training step of the ``pretrain_cpu`` encoder: this tree's PyTorch attention backend against
+"""CPU training step of the tiny encoder: this tree's PyTorch attention backend against
 the one at a git revision, side by side in one process.
 
-One step is what ``python -m bigbird_dna.train experiment=pretrain_cpu`` runs per batch, without
-the data loader: the tiny encoder (2 x 128, 4 heads, RoPE, BigBird-ITC block 32, 16 blocks) on
-8 x 512 char tokens, the MLM loss on 15% of them, backward, AdamW. The two backends alternate step
-by step (``--rounds`` rounds of ``--steps`` steps each), so load on the machine hits both alike;
-the report gives the median seconds per step and their ratio.
+One step is what ``python -m bigbird_dna.train experiment=pretrain_cpu`` ran per batch before
+2026-11-29 (the recipe now trains the hybrid encoder), without the data loader: the tiny encoder
+(2 x 128, 4 heads, RoPE, BigBird-ITC block 32, 16 blocks) on 8 x 512 char tokens, the MLM loss
+on 15% of them, backward, AdamW. The two backends alternate step by step (``--rounds`` rounds of
+``--steps`` steps each), so load on the machine hits both alike; the report gives the median
+seconds per step and their ratio.
 
     python benchmarks/cpu_train_step.py --ref 37f0722   # benchmarks/results/<date>_<machine>/cpu_train_step.json
 """

@@ -82,3 +82,12 @@ def test_overrides_shrink_it_to_a_cpu_run(tmp_path):
                   "model.attention.backend=torch", "trainer.accelerator=cpu", "trainer.precision=32-true"], tmp_path)
     assert cfg["model"]["hidden_size"] == 32 and cfg["model"]["attention"]["backend"] == "torch"
     assert cfg["trainer"]["accelerator"] == "cpu" and cfg["model"]["conv_kernel"] == 9
+
+
+def test_the_cpu_recipe_pretrains_the_encoder_the_labelled_defaults_train_from_scratch(tmp_path):
+    """A backbone from ``experiment=pretrain_cpu`` fine-tunes into the labelled defaults' own model
+    (the hybrid encoder), for the 6000 steps whose bits/base the recipe's comment quotes."""
+    cpu = _plain(["experiment=pretrain_cpu"], tmp_path)
+    labelled = _plain(["task=promoter", "data=promoter_labelled"], tmp_path)
+    assert cpu["model"] == labelled["model"] and cpu["model"]["stem"]["pool"] == 4
+    assert cpu["trainer"]["max_steps"] == 6000 and cpu["tokenizer"] == labelled["tokenizer"]
