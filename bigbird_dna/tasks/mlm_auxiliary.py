@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import torch
 from torch import nn
 
-from bigbird_dna.data.mlm.masking import IGNORE_INDEX, mask_tokens
+from bigbird_dna.data.mlm.masking import IGNORE_INDEX, mask_tokens, replacement_candidates
 from bigbird_dna.errors import InputError
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.heads import MLMHead
@@ -68,8 +68,9 @@ class AuxiliaryMLM(nn.Module):
         self.weight, self.mask_prob, self.rows = weight, mask_prob, rows
         self.mask_id, self.vocab_size = tokenizer.mask_id, tokenizer.vocab_size
         self.last_loss: torch.Tensor | None = None
-        self.register_buffer("unmaskable_ids", torch.tensor(sorted(tokenizer.special_ids | tokenizer.n_run_ids)),
-                             persistent=False)
+        unmaskable = torch.tensor(sorted(tokenizer.special_ids | tokenizer.n_run_ids))
+        self.register_buffer("unmaskable_ids", unmaskable, persistent=False)
+        self.register_buffer("replacement_ids", replacement_candidates(self.vocab_size, unmaskable), persistent=False)
 
     def forward(self, encoder: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor | None
                 ) -> torch.Tensor:
@@ -87,18 +88,19 @@ class AuxiliaryMLM(nn.Module):
         Returns:
             A scalar, also kept as ``last_loss`` (detached) for the training log. Every head
             parameter takes part (times zero where nothing was selected), as DDP requires.
+            Masking runs on ``input_ids``' device, from torch's generator there (seeded with the run).
         """
         count = min(self.rows, input_ids.shape[0])
-        masked, labels = mask_tokens(input_ids[:count].cpu(), self.unmaskable_ids.cpu(), self.mask_id,
-                                     self.vocab_size, self.mask_prob)
-        masked, labels = masked.to(input_ids.device), labels.to(input_ids.device)
+        masked, labels = mask_tokens(input_ids[:count], self.unmaskable_ids, self.mask_id, self.vocab_size,
+                                     self.mask_prob, replacement_ids=self.replacement_ids)  # on the device, no sync
         with running_statistics_kept(encoder):
             hidden = encoder(masked, None if attention_mask is None else attention_mask[:count])
-        selected = labels != IGNORE_INDEX
-        if bool(selected.any()):
-            loss = self.weight * nn.functional.cross_entropy(self.head(hidden[selected]).float(), labels[selected])
-        else:
-            loss = 0.0 * self.head(hidden[:, :1]).sum()
+        # every position is scored and the unselected ones weigh nothing, so that no step asks the
+        # device whether anything was selected (a sync), and an empty selection gives a zero loss
+        logits = self.head(hidden).float()
+        summed = nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE_INDEX,
+                                             reduction="sum")
+        loss = self.weight * summed / (labels != IGNORE_INDEX).sum().clamp(min=1)
         self.last_loss = loss.detach()
         return loss
 

@@ -91,3 +91,19 @@ def test_span_one_draws_what_single_token_masking_always_drew():
     inputs, labels = mask_tokens(ids, SPECIAL, MASK, VOCAB, 0.15, torch.Generator().manual_seed(5), span=1)
     assert torch.equal(labels != IGNORE_INDEX, selected)
     assert torch.equal(inputs == MASK, expected_masked)
+
+
+def test_given_its_replacement_ids_masking_draws_the_same_and_stays_on_the_inputs_device():
+    from bigbird_dna.data.mlm.masking import replacement_candidates
+
+    ids = _batch(rows=8, length=64, pad_from=60)
+    candidates = replacement_candidates(VOCAB, SPECIAL)
+    assert candidates.tolist() == list(range(5, VOCAB))
+    computed = mask_tokens(ids, SPECIAL, MASK, VOCAB, 0.15, torch.Generator().manual_seed(4))
+    given = mask_tokens(ids, SPECIAL, MASK, VOCAB, 0.15, torch.Generator().manual_seed(4), replacement_ids=candidates)
+    assert all(torch.equal(a, b) for a, b in zip(computed, given))
+    # on the meta device nothing can be read back: masking must not need a value on the host (on a
+    # GPU, a read-back waits for the device), and what it returns stays where the ids are
+    inputs, labels = mask_tokens(ids.to("meta"), SPECIAL.to("meta"), MASK, VOCAB, 0.15,
+                                 replacement_ids=candidates.to("meta"))
+    assert inputs.device.type == labels.device.type == "meta" and inputs.shape == ids.shape

@@ -74,3 +74,31 @@ def test_it_does_not_go_with_the_shuffle_contrast(tmp_path, tiny_tokenizer):
     with pytest.raises(InputError, match="shuffle_contrast_steps do not go together"):
         PromoterTask(load_export(backbone).model_config, {}, backbone=str(backbone),
                      tokenizer_json=tiny_tokenizer.to_str(), mlm_auxiliary={"weight": 1}, shuffle_contrast_steps=5)
+
+
+def test_the_loss_is_the_mean_cross_entropy_of_the_masked_tokens_and_zero_when_none_are(tmp_path, tiny_tokenizer):
+    from bigbird_dna.data.mlm.masking import IGNORE_INDEX, mask_tokens
+
+    _, auxiliary, _ = tasks(tmp_path, tiny_tokenizer, weight=0.5, rows=4)
+    aux = auxiliary.mlm_auxiliary
+    auxiliary.train()
+    torch.manual_seed(2)
+    ids = torch.randint(5, tiny_tokenizer.vocab_size, (4, 90))
+    ids[:, 0], ids[:, -1] = tiny_tokenizer.cls_id, tiny_tokenizer.sep_id
+    torch.manual_seed(3)
+    loss = aux(auxiliary.encoder, ids, None)
+    # the same draws by hand: the masked positions alone, scored and averaged
+    torch.manual_seed(3)
+    masked, labels = mask_tokens(ids, aux.unmaskable_ids, aux.mask_id, aux.vocab_size, aux.mask_prob)
+    with torch.no_grad():
+        hidden = auxiliary.encoder(masked, None)
+    selected = labels != IGNORE_INDEX
+    assert 10 < int(selected.sum()) < 4 * 88
+    expected = 0.5 * torch.nn.functional.cross_entropy(aux.head(hidden[selected]).float(), labels[selected])
+    torch.testing.assert_close(loss.detach(), expected, rtol=1e-5, atol=1e-6)
+
+    specials = torch.full((2, 20), tiny_tokenizer.sep_id)  # nothing maskable: nothing selected
+    empty = aux(auxiliary.encoder, specials, None)
+    assert torch.isfinite(empty) and float(empty) == 0.0
+    empty.backward()
+    assert all(p.grad is not None for p in aux.head.parameters()), "every head parameter takes part, as DDP requires"

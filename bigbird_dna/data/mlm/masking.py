@@ -25,6 +25,7 @@ def mask_tokens(
     generator: torch.Generator | None = None,
     all_mask: bool = False,
     span: int = 1,
+    replacement_ids: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Mask a batch of token ids.
 
@@ -43,17 +44,22 @@ def mask_tokens(
             and cover the next ``span`` positions (maskable ones only; runs may overlap), so that
             ``mask_prob`` of the tokens are selected in expectation (fewer within ``span`` of a
             row's end); a run's 80/10/10 action is drawn at its start.
+        replacement_ids: 1-D, the ids a random replacement is drawn from (:func:`replacement_candidates`
+            of the same vocabulary and ``unmaskable_ids``; ``None``: computed here, which on a
+            GPU waits for the device, as every data-dependent shape does).
 
     Returns:
-        ``(inputs, labels)``, both ``[B, T]``: ``labels`` holds the original id at selected
-        positions and ``IGNORE_INDEX`` elsewhere.
+        ``(inputs, labels)``, both ``[B, T]`` on ``input_ids``' device (where the random numbers are
+        drawn too, so ``generator`` and ``unmaskable_ids`` must live there): ``labels`` holds the
+        original id at selected positions and ``IGNORE_INDEX`` elsewhere.
     """
     if span < 1:
         raise ValueError(f"span={span} must be a token count >= 1")
     maskable = ~torch.isin(input_ids, unmaskable_ids)
     start_prob = mask_prob if span == 1 else 1 - (1 - mask_prob) ** (1 / span)
-    selected = (torch.rand(input_ids.shape, generator=generator) < start_prob) & maskable
-    action = torch.rand(input_ids.shape, generator=generator)
+    device = input_ids.device
+    selected = (torch.rand(input_ids.shape, generator=generator, device=device) < start_prob) & maskable
+    action = torch.rand(input_ids.shape, generator=generator, device=device)
     if span > 1:
         selected, action = spread_runs(selected, action, span)
         selected &= maskable
@@ -62,14 +68,21 @@ def mask_tokens(
     to_mask = selected & ((action < 0.8) | all_mask)
     to_random = selected & (action >= 0.8) & (action < 0.9) & (not all_mask)
 
-    allowed = torch.ones(vocab_size, dtype=torch.bool)
-    allowed[unmaskable_ids] = False
-    candidates = allowed.nonzero().squeeze(1)
-    random_ids = candidates[torch.randint(len(candidates), input_ids.shape, generator=generator)]
+    candidates = (replacement_ids if replacement_ids is not None
+                  else replacement_candidates(vocab_size, unmaskable_ids))
+    random_ids = candidates[torch.randint(len(candidates), input_ids.shape, generator=generator, device=device)]
 
     inputs = torch.where(to_mask, torch.full_like(input_ids, mask_id), input_ids)
     inputs = torch.where(to_random, random_ids, inputs)
     return inputs, labels
+
+
+def replacement_candidates(vocab_size: int, unmaskable_ids: torch.Tensor) -> torch.Tensor:
+    """1-D int64, in increasing order: the ids of a vocabulary of ``vocab_size`` that are not in
+    ``unmaskable_ids``, on its device; what a randomised masked token is drawn from."""
+    allowed = torch.ones(vocab_size, dtype=torch.bool, device=unmaskable_ids.device)
+    allowed[unmaskable_ids] = False
+    return allowed.nonzero().squeeze(1)
 
 
 def spread_runs(starts: torch.Tensor, action: torch.Tensor, span: int) -> tuple[torch.Tensor, torch.Tensor]:
