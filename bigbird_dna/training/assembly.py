@@ -20,6 +20,7 @@ from bigbird_dna.model.export import load_export
 from bigbird_dna.runtime.phases import phase
 from bigbird_dna.tasks.base import RUN_SETTINGS, EncoderTask
 from bigbird_dna.tokenizer.provision import provision_tokenizer
+from bigbird_dna.training.checkpoint_io import checkpoint_entry
 from bigbird_dna.training.resolvers import instantiate, target_class, to_plain
 
 log = logging.getLogger("bigbird_dna.train")
@@ -92,7 +93,7 @@ def resumed_backbone_settings(checkpoint: str) -> dict[str, Any]:
     """What a resumed fine-tune builds from its checkpoint instead of its backbone export: the
     encoder config (``model``) and the task settings that then differ: no backbone to load (the
     checkpoint brings the weights), and the encoder dropout as first resolved."""
-    hparams = torch.load(checkpoint, map_location="cpu", weights_only=True).get("hyper_parameters") or {}
+    hparams = checkpoint_entry(checkpoint, "hyper_parameters") or {}
     if "model" not in hparams:
         raise InputError(f"{checkpoint} holds no encoder config (hyper_parameters.model); resume from a checkpoint "
                          "of this run (ckpt_path=last).")

@@ -26,3 +26,10 @@ class AtomicCheckpointIO(TorchCheckpointIO):
             if full is not None:
                 raise disk_full_error(path, full, "the checkpoint") from err
             raise
+
+
+def checkpoint_entry(path: str | os.PathLike, key: str, default: Any = None) -> Any:
+    """One top-level entry of a checkpoint (``global_step``, ``hyper_parameters``, ``tokenizer_json``),
+    read without loading its tensors: the file is memory-mapped, so only the entry's bytes are read,
+    however large the weights and optimizer state (weights only, as every load here)."""
+    return torch.load(path, map_location="cpu", weights_only=True, mmap=True).get(key, default)

@@ -23,11 +23,11 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import torch
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.runtime.atomic import write_text_atomic
+from bigbird_dna.training.checkpoint_io import checkpoint_entry
 from bigbird_dna.training.config_history import upgrade_saved_config
 from bigbird_dna.training.faults import hpc_checkpoints
 
@@ -190,7 +190,7 @@ def check_steps_left(cfg: DictConfig, checkpoint: str) -> None:
     max_steps = OmegaConf.select(cfg, "trainer.max_steps")
     if max_steps is None or max_steps < 0:
         return  # epochs decide
-    step = torch.load(checkpoint, map_location="cpu", weights_only=True, mmap=True).get("global_step", 0)
+    step = checkpoint_entry(checkpoint, "global_step", 0)
     if max_steps <= step:
         raise InputError(f"{checkpoint} is at step {step}, and this run trains to trainer.max_steps={max_steps}: "
                          f"nothing is left to train. To train on, give trainer.max_steps above {step}; the run's "
@@ -224,7 +224,7 @@ def restore_tokenizer(ckpt_path: str, run_dir: Path) -> None:
     target = run_dir / "tokenizer.json"
     if target.exists():
         return
-    tokenizer_json = torch.load(ckpt_path, map_location="cpu", weights_only=True).get("tokenizer_json")
+    tokenizer_json = checkpoint_entry(ckpt_path, "tokenizer_json")
     if tokenizer_json:
         write_text_atomic(target, tokenizer_json)
 
