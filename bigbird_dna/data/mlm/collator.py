@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from bigbird_dna.data.mlm.masking import IGNORE_INDEX, mask_tokens
+from bigbird_dna.data.mlm.masking import IGNORE_INDEX, mask_tokens, replacement_candidates
 from bigbird_dna.tokenizer import DNATokenizer
 from bigbird_dna.tokenizer.specials import encode_with_specials
 
@@ -43,6 +43,7 @@ class MLMCollator:
         # Tokens made only of N are never masked: predicting N from N teaches nothing (Caduceus
         # keeps N out of the MLM loss too).
         self.unmaskable_ids = torch.tensor(sorted(tokenizer.special_ids | tokenizer.n_run_ids))
+        self.replacement_ids = replacement_candidates(tokenizer.vocab_size, self.unmaskable_ids)  # once, not per row
         self.token_bases = torch.tensor(tokenizer.token_bases(), dtype=torch.float32)
 
     def tokenize(self, seqs: list[str]) -> list[list[int]]:
@@ -63,7 +64,8 @@ class MLMCollator:
         generator = torch.Generator().manual_seed(self._mask_seed(item))
         inputs, labels = mask_tokens(torch.tensor([row]), self.unmaskable_ids, self.tokenizer.mask_id,
                                      self.tokenizer.vocab_size, self.mask_prob, generator,
-                                     all_mask=self.fixed_masks, span=self.mask_span)
+                                     all_mask=self.fixed_masks, span=self.mask_span,
+                                     replacement_ids=self.replacement_ids)
         return inputs[0], labels[0]
 
     def __call__(self, items: list[dict[str, Any]]) -> dict[str, Any]:
