@@ -158,6 +158,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, Any]:
         **tested,
         **(batch or {}),
         **summary_entry(small_set),
+        **module.summary_entries(),
         "best_checkpoint": best,
         "last_checkpoint": last,
         "export": None,

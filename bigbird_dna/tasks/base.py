@@ -78,6 +78,10 @@ class EncoderTask(L.LightningModule):
         skip = {"model", "optim", "tokenizer_sha256"}
         return {k: v for k, v in dict(self.hparams).items() if k not in skip}
 
+    def summary_entries(self) -> dict[str, Any]:
+        """Keys this task adds to the run's ``summary.json`` (and its closing lines); none by default."""
+        return {}
+
     def export_weights(self, state: dict[str, Any]) -> dict[str, Any]:
         """The weights an export keeps of a checkpoint's ``state_dict``: all of them, unless a task
         trains parts that only training uses."""

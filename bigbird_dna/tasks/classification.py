@@ -97,6 +97,8 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
             raise InputError(f"task.composition_judge={composition_judge!r} is not one of {JUDGES}.")
         self.composition_judge = composition_judge
         self.judge_cnn: CNNResult | None = None  # the composition path's judge, which the summary then scores
+        # the kept fit's validation AUROC, which the summary sets the network against (kept in checkpoints)
+        self.composition_val_auroc: float | None = None
         if num_labels < 1:
             raise InputError(f"num_labels={num_labels}: a classifier needs at least one label.")
         if pos_weight is not None and pos_weight <= 0:
@@ -206,7 +208,23 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
             fit = fit_composition_path(path, self.trainer.datamodule, self.config.max_input_tokens - 2,
                                        judge=self.composition_judge, judge_device=self.device)
             self.judge_cnn = fit.pop("cnn", None)
+            if fit.get("kept") and fit["chosen_on"] == "val":
+                self.composition_val_auroc = fit["val_auroc"]
             report(describe_fit(fit))
+
+    def summary_entries(self) -> dict[str, Any]:
+        """``composition/val_auroc``: the kept composition path's own validation AUROC (the k-mer LR
+        the network is stacked on), when it was chosen on the validation split; the summary's
+        :func:`~bigbird_dna.evaluation.summary.composition_rows` say what the network added to it."""
+        return {} if self.composition_val_auroc is None else {"composition/val_auroc": self.composition_val_auroc}
+
+    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        super().on_save_checkpoint(checkpoint)
+        checkpoint["composition_val_auroc"] = self.composition_val_auroc
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        super().on_load_checkpoint(checkpoint)
+        self.composition_val_auroc = checkpoint.get("composition_val_auroc", self.composition_val_auroc)
 
     def on_train_start(self) -> None:
         if self.in_label_free_warmup:

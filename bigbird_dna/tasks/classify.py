@@ -23,7 +23,7 @@ import torch
 from bigbird_dna.data.classes.datamodule import SequenceClassData
 from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.metrics import multiclass_metrics
-from bigbird_dna.evaluation.summary import baseline_rows
+from bigbird_dna.evaluation.summary import baseline_rows, composition_rows
 from bigbird_dna.model.outputs import SOFTMAX, ModelOutput
 from bigbird_dna.tasks.base import checkpoint_rows, summary_table
 from bigbird_dna.tasks.classification import SequenceClassificationTask
@@ -47,6 +47,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     rows += [(f"  AUROC {key.removeprefix('val/auroc_')}", f"{value:.4f}")
              for key, value in summary.items() if key.startswith("val/auroc_")]
     rows += baseline_rows(summary, "auroc", "macro AUROC", model_metric="macro_auroc")
+    rows += composition_rows(summary, "macro AUROC", model_metric="macro_auroc")
     rows += [*checkpoint_rows(summary), ("export", summary["export"]),
              ("time", f"{summary['seconds']:.0f} s")]
     return summary_table("Sequence classification finished", rows)

@@ -13,7 +13,7 @@ from typing import Any
 from bigbird_dna.data.annotation.datamodule import AnnotatedTaskData
 from bigbird_dna.data.promoter.datamodule import EpdnewPromoterData, LabelledPromoterData
 from bigbird_dna.errors import InputError
-from bigbird_dna.evaluation.summary import baseline_rows
+from bigbird_dna.evaluation.summary import baseline_rows, composition_rows
 from bigbird_dna.model.outputs import SIGMOID, ModelOutput
 from bigbird_dna.tasks.base import checkpoint_rows, summary_table
 from bigbird_dna.tasks.classification import SequenceClassificationTask
@@ -29,6 +29,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         *([("test AUROC / AUPRC", f"{summary['test/auroc']:.4f} / {summary['test/auprc']:.4f}")]
           if "test/auroc" in summary else []),
         *baseline_rows(summary),
+        *composition_rows(summary),
         *checkpoint_rows(summary),
         ("export", summary["export"]),
         ("time", f"{summary['seconds']:.0f} s"),

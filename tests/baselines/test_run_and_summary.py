@@ -13,7 +13,7 @@ from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.baselines import run_baselines
 from bigbird_dna.evaluation.baselines.sequences import coded_split
 from bigbird_dna.evaluation.reference import check_settings, reference_metrics
-from bigbird_dna.evaluation.summary import baseline_rows
+from bigbird_dna.evaluation.summary import baseline_rows, composition_rows
 from bigbird_dna.tasks.base import summary_table
 from bigbird_dna.tasks.promoter import format_summary
 from tests.baselines.planted import splits
@@ -90,6 +90,24 @@ def test_summary_wording_and_fallbacks():
                                "val/auprc": 0.6, "test/auroc": 0.5, "test/auprc": 0.5, "best_checkpoint": "b",
                                "export": "e", "seconds": 1.0, **summary})
     assert "does NOT beat it (-0.2700)" in promoter and "vs small CNN" in promoter
+
+
+def test_the_summary_says_when_the_network_adds_next_to_nothing_to_its_composition_path():
+    # seed 5 of the ten-seed promoter runs: its network was silent, and the model scored the path's AUROC
+    silent = dict(composition_rows({"composition/val_auroc": 0.8610, "val/auroc": 0.8611}))
+    assert silent["vs its composition path alone"].startswith("val AUROC 0.8610: the network adds +0.0001 (next to")
+    healthy = dict(composition_rows({"composition/val_auroc": 0.8610, "val/auroc": 0.8774}))
+    assert healthy["vs its composition path alone"] == "val AUROC 0.8610: the network adds +0.0164"
+    worse = dict(composition_rows({"composition/val_auroc": 0.8610, "val/auroc": 0.85}))
+    assert "adds -0.0110 (next to nothing" in worse["vs its composition path alone"]
+    assert composition_rows({"val/auroc": 0.9}) == []  # no kept path, no row
+    assert composition_rows({"composition/val_auroc": 0.8, "val/auroc": float("nan")}) == []
+    macro = composition_rows({"composition/val_auroc": 0.7, "val/macro_auroc": 0.75}, "macro AUROC", "macro_auroc")
+    assert macro == [("vs its composition path alone", "val macro AUROC 0.7000: the network adds +0.0500")]
+    promoter = format_summary({"global_step": 2, "val/loss": 0.6, "val/f1": 0.5, "val/mcc": 0.1, "val/auroc": 0.8611,
+                               "val/auprc": 0.6, "best_checkpoint": "b", "export": "e", "seconds": 1.0,
+                               "composition/val_auroc": 0.8610})
+    assert "vs its composition path alone  val AUROC 0.8610: the network adds +0.0001 (next to nothing" in promoter
 
 
 def test_settings_kinds_and_skips(planted):

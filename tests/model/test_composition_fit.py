@@ -148,12 +148,13 @@ def gc_labelled(tmp_path):
 
 def test_a_run_fits_first_keeps_the_fit_fixed_exports_it_and_a_resume_does_not_fit_again(
         gc_labelled, train_in_process, tmp_path, monkeypatch):
-    fits, judged = [], []
+    fits, judged, scored = [], [], []
 
     def counted(path, *args, **kwargs):
         fit = fit_composition_path(path, *args, **kwargs)
         fits.append({k: v.clone() for k, v in path.state_dict().items()})
         judged.append(fit["cnn_val_auroc"])
+        scored.append(fit["val_auroc"])
         return fit
 
     monkeypatch.setattr(classification, "fit_composition_path", counted)
@@ -178,6 +179,8 @@ def test_a_run_fits_first_keeps_the_fit_fixed_exports_it_and_a_resume_does_not_f
     assert torch.equal(exported.state_dict["head.composition.weight"], fits[0]["weight"])
     second, _ = train_in_process(*overrides, "trainer.max_epochs=2", "ckpt_path=last", run_dir=run_dir)
     assert len(fits) == 1 and second["global_step"] == 2 * first["global_step"]
+    # the summary sets the network against the kept path's own val AUROC, also after a resume without a fit
+    assert first["composition/val_auroc"] == second["composition/val_auroc"] == scored[0]
     assert len(cnns) == 2  # no fit on resume, so the summary trained its own
 
 
