@@ -13,6 +13,8 @@ Fine-tuning starts from an MLM export (``backbone``, :mod:`bigbird_dna.tasks.bac
 config, tokenizer and ``encoder.*`` weights, including the pinned attention layouts, are taken over;
 missing and unexpected keys are printed, never silently dropped. Without a backbone the encoder is trained from scratch.
 
+A head whose composition path is fitted first gets that fit from :mod:`~bigbird_dna.tasks.stacking`.
+
 Logged metrics: ``train/loss``, ``train/lr``, ``val/loss`` plus ``val/<name>`` for each metric of
 :meth:`compute_metrics` (and the same under ``test/`` for ``trainer.test``).
 """
@@ -28,17 +30,16 @@ from torch import nn
 from torchmetrics import MeanMetric
 
 from bigbird_dna.errors import InputError
-from bigbird_dna.evaluation.baselines.cnn import CNNResult
 from bigbird_dna.evaluation.metrics import output_metrics
-from bigbird_dna.model.composition import FittedKmerComposition, resolve_composition
+from bigbird_dna.model.composition import resolve_composition
 from bigbird_dna.model.config import EncoderConfig
 from bigbird_dna.model.networks import ClassifierNetwork
 from bigbird_dna.model.outputs import KINDS, SIGMOID, ModelOutput, default_names
 from bigbird_dna.tasks.backbone import load_backbone, report
 from bigbird_dna.tasks.base import EncoderTask
-from bigbird_dna.tasks.composition_fit import JUDGES, describe_fit, fit_composition_path
 from bigbird_dna.tasks.mlm_auxiliary import AuxiliaryMLM, checked_settings
 from bigbird_dna.tasks.shuffle_contrast import ShuffleContrast
+from bigbird_dna.tasks.stacking import CompositionStacking
 from bigbird_dna.tokenizer.bpe import DNATokenizer
 
 
@@ -49,7 +50,7 @@ def checked_dropout(rate: float, setting: str) -> float:
     return rate
 
 
-class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
+class SequenceClassificationTask(CompositionStacking, ClassifierNetwork, EncoderTask):
     """BigBird encoder + pooled classification head, ``num_labels`` independent BCE outputs.
 
     Args:
@@ -93,12 +94,7 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
                  encoder_dropout: float | str | None = None, composition_judge: str = "cnn",
                  mlm_auxiliary: dict[str, Any] | None = None):
         super().__init__()
-        if composition_judge not in JUDGES:
-            raise InputError(f"task.composition_judge={composition_judge!r} is not one of {JUDGES}.")
-        self.composition_judge = composition_judge
-        self.judge_cnn: CNNResult | None = None  # the composition path's judge, which the summary then scores
-        # the kept fit's validation AUROC, which the summary sets the network against (kept in checkpoints)
-        self.composition_val_auroc: float | None = None
+        self.init_stacking(composition_judge)
         if num_labels < 1:
             raise InputError(f"num_labels={num_labels}: a classifier needs at least one label.")
         if pos_weight is not None and pos_weight <= 0:
@@ -199,32 +195,6 @@ class SequenceClassificationTask(ClassifierNetwork, EncoderTask):
         """A checkpoint's ``state_dict`` without the warm-up's score and the auxiliary MLM head,
         which only training uses."""
         return {k: v for k, v in state.items() if not k.startswith(("shuffle_contrast.", "mlm_auxiliary."))}
-
-    def on_fit_start(self) -> None:
-        """With ``task.head.composition_fit=first``, fit the composition path on the training split
-        (:mod:`~bigbird_dna.tasks.composition_fit`) unless a checkpoint already brought a fit."""
-        path = self.head.composition
-        if isinstance(path, FittedKmerComposition) and not bool(path.fitted):
-            fit = fit_composition_path(path, self.trainer.datamodule, self.config.max_input_tokens - 2,
-                                       judge=self.composition_judge, judge_device=self.device)
-            self.judge_cnn = fit.pop("cnn", None)
-            if fit.get("kept") and fit["chosen_on"] == "val":
-                self.composition_val_auroc = fit["val_auroc"]
-            report(describe_fit(fit))
-
-    def summary_entries(self) -> dict[str, Any]:
-        """``composition/val_auroc``: the kept composition path's own validation AUROC (the k-mer LR
-        the network is stacked on), when it was chosen on the validation split; the summary's
-        :func:`~bigbird_dna.evaluation.summary.composition_rows` say what the network added to it."""
-        return {} if self.composition_val_auroc is None else {"composition/val_auroc": self.composition_val_auroc}
-
-    def on_save_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        super().on_save_checkpoint(checkpoint)
-        checkpoint["composition_val_auroc"] = self.composition_val_auroc
-
-    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        super().on_load_checkpoint(checkpoint)
-        self.composition_val_auroc = checkpoint.get("composition_val_auroc", self.composition_val_auroc)
 
     def on_train_start(self) -> None:
         if self.in_label_free_warmup:

@@ -19,7 +19,7 @@ from bigbird_dna.evaluation.baselines.kmers import kmer_frequencies as lr_freque
 from bigbird_dna.evaluation.baselines.sequences import encode_strings
 from bigbird_dna.model.composition import FittedKmerComposition
 from bigbird_dna.model.export import load_export
-from bigbird_dna.tasks import classification
+from bigbird_dna.tasks import stacking
 from bigbird_dna.tasks.composition_fit import describe_fit, fit_composition_path
 from bigbird_dna.tokenizer.fixed import char_tokenizer
 from bigbird_dna.tokenizer.specials import encode_with_specials
@@ -157,7 +157,7 @@ def test_a_run_fits_first_keeps_the_fit_fixed_exports_it_and_a_resume_does_not_f
         scored.append(fit["val_auroc"])
         return fit
 
-    monkeypatch.setattr(classification, "fit_composition_path", counted)
+    monkeypatch.setattr(stacking, "fit_composition_path", counted)
     cnns = []
     monkeypatch.setattr(baselines_run, "train_cnn", lambda *a, **k: cnns.append(1) or train_cnn(*a, **k))
     run_dir = tmp_path / "run"
