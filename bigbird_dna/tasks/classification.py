@@ -81,6 +81,8 @@ class SequenceClassificationTask(CompositionStacking, ClassifierNetwork, Encoder
         mlm_auxiliary: ``{"weight", "mask_prob", "rows"}``: with ``weight`` above 0, every training
             step adds that times a masked-LM loss on ``rows`` masked copies of its sequences, with
             the backbone's MLM head (:mod:`~bigbird_dna.tasks.mlm_auxiliary`); ``None``: off.
+        network_readout: the weight of a second read-out of the pooled vector trained on the labels
+            alone while a fitted composition path is kept (:mod:`~bigbird_dna.tasks.stacking`); 0: none.
 
     Every hyperparameter is a plain type, so checkpoints load with ``weights_only=True``.
     """
@@ -92,7 +94,7 @@ class SequenceClassificationTask(CompositionStacking, ClassifierNetwork, Encoder
                  tokenizer_sha256: str = "", tokenizer_json: str | None = None, backbone: str | None = None,
                  output_kind: str = "sigmoid", output: ModelOutput | None = None, shuffle_contrast_steps: int = 0,
                  encoder_dropout: float | str | None = None, composition_judge: str = "cnn",
-                 mlm_auxiliary: dict[str, Any] | None = None):
+                 mlm_auxiliary: dict[str, Any] | None = None, network_readout: float = 0.0):
         super().__init__()
         self.init_stacking(composition_judge)
         if num_labels < 1:
@@ -131,6 +133,7 @@ class SequenceClassificationTask(CompositionStacking, ClassifierNetwork, Encoder
                                  if shuffle_contrast_steps else None)
         mlm_auxiliary = self.hparams["mlm_auxiliary"] = checked_settings(mlm_auxiliary)  # recorded as built
         self.mlm_auxiliary = self.build_mlm_auxiliary(mlm_auxiliary)
+        self.build_readout(network_readout)
         if backbone:
             self.load_backbone(backbone)
             source = "the backbone's own" if encoder_dropout is None else "task.encoder_dropout"
@@ -192,9 +195,10 @@ class SequenceClassificationTask(CompositionStacking, ClassifierNetwork, Encoder
         return self.shuffle_contrast is not None and self.global_step < self.shuffle_contrast.steps
 
     def export_weights(self, state: dict[str, Any]) -> dict[str, Any]:
-        """A checkpoint's ``state_dict`` without the warm-up's score and the auxiliary MLM head,
-        which only training uses."""
-        return {k: v for k, v in state.items() if not k.startswith(("shuffle_contrast.", "mlm_auxiliary."))}
+        """A checkpoint's ``state_dict`` without the warm-up's score, the auxiliary MLM head and the
+        network's own read-out, which only training uses."""
+        return {k: v for k, v in state.items()
+                if not k.startswith(("shuffle_contrast.", "mlm_auxiliary.", "network_readout."))}
 
     def on_train_start(self) -> None:
         if self.in_label_free_warmup:
@@ -215,8 +219,9 @@ class SequenceClassificationTask(CompositionStacking, ClassifierNetwork, Encoder
         pooled = self.pooled(input_ids, attention_mask)
         logits = self.head.classify(pooled[:batch_size], input_ids[:batch_size])
         if warming:
-            return self.shuffle_contrast.loss(pooled) + 0.0 * logits.sum(), "contrast"
-        loss = self.loss(logits, batch["labels"])
+            return (self.shuffle_contrast.loss(pooled) + 0.0 * logits.sum()
+                    + self.readout_loss(pooled[:batch_size], None)), "contrast"
+        loss = self.loss(logits, batch["labels"]) + self.readout_loss(pooled[:batch_size], batch["labels"])
         if self.mlm_auxiliary is not None:
             loss = loss + self.mlm_auxiliary(self.encoder, input_ids, attention_mask)
         if self.shuffle_contrast is not None:

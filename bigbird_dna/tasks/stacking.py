@@ -11,11 +11,25 @@ and keeps two things of the fit for the rest of the run:
   resumed run has it), which the summary sets the network against
   (:func:`~bigbird_dna.evaluation.summary.composition_rows`): a network that learnt nothing on top
   of the path scores exactly the path's AUROC (docs/metrics.md, "Silent networks").
+
+**The network's own read-out** (``task.network_readout``, a weight; 0: none). Stacked on a kept
+path, the network is trained on what the path leaves: a weak signal, against which the encoder's
+random features are noise. In its first epoch every run of the labelled defaults writes a vector
+that is the same at every position into its residual stream, so the pooled vector becomes nearly
+the same for every sequence; most runs grow their content back, about one promoter run in ten
+does not, and its network stays silent. A second linear read-out of the pooled vector, trained on
+the labels alone (without the path) beside the stacked head, gives the encoder the labels' whole
+signal to carry from the first step. It trains only while a fitted path is kept (elsewhere the
+pooled head already reads the labels alone, and the term is multiplied by zero, so those runs are
+unchanged), starts at zero, draws nothing from the random number generator, and is not exported.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import torch
+from torch import nn
 
 from bigbird_dna.errors import InputError
 from bigbird_dna.evaluation.baselines.cnn import CNNResult
@@ -36,9 +50,55 @@ class CompositionStacking:
         self.judge_cnn: CNNResult | None = None
         self.composition_val_auroc: float | None = None
 
+    def build_readout(self, weight: float) -> None:
+        """``network_readout``: a zero-initialised ``Linear(pooled size, outputs)`` when ``weight`` is
+        above 0, else ``None``."""
+        if not weight >= 0:
+            raise InputError(f"task.network_readout={weight} must be a weight of 0 or more (0: no read-out).")
+        self.network_readout_weight = float(weight)
+        self.network_readout = None
+        self.readout_trains: bool | None = None  # whether a fitted path is kept: known once training starts
+        if weight:
+            with torch.random.fork_rng(devices=[]):  # its default initialisation draws; the run's draws stay
+                self.network_readout = nn.Linear(self.head.pool.output_size, self.output.num_outputs)
+            nn.init.zeros_(self.network_readout.weight)
+            nn.init.zeros_(self.network_readout.bias)
+
+    def readout_loss(self, pooled: torch.Tensor, labels: torch.Tensor | None) -> torch.Tensor | float:
+        """The read-out's weighted loss on ``pooled [B, pool size]`` against ``labels [B, outputs]``
+        while a fitted path is kept; otherwise (and with ``labels`` None, a label-free warm-up) its
+        outputs times zero, so that every parameter takes part, as DDP requires. 0.0 without a read-out."""
+        if self.network_readout is None:
+            return 0.0
+        logits = self.network_readout(pooled)
+        if self.readout_trains is None:
+            path = self.head.composition
+            self.readout_trains = isinstance(path, FittedKmerComposition) and bool(path.weight.abs().sum() > 0)
+        if labels is None or not self.readout_trains:
+            return 0.0 * logits.sum()
+        return self.network_readout_weight * self.loss(logits, labels)
+
+    def configure_gradient_clipping(self, optimizer: torch.optim.Optimizer, gradient_clip_val: float | None = None,
+                                    gradient_clip_algorithm: str | None = None) -> None:
+        """Lightning's clipping (``trainer.gradient_clip_val``) of every parameter but the read-out's.
+
+        Left in, the read-out's gradients (zero where it does not train) would add terms to the
+        gradient norm's sum, and the rounding of that sum would make a run without a kept path drift
+        from the same run without a read-out. The read-out itself is one linear layer, unclipped.
+        """
+        if self.network_readout is None or not gradient_clip_val:
+            return super().configure_gradient_clipping(optimizer, gradient_clip_val, gradient_clip_algorithm)
+        readout = {id(p) for p in self.network_readout.parameters()}
+        params = [p for group in optimizer.param_groups for p in group["params"] if id(p) not in readout]
+        if gradient_clip_algorithm in (None, "norm"):
+            torch.nn.utils.clip_grad_norm_(params, gradient_clip_val)
+        else:
+            torch.nn.utils.clip_grad_value_(params, gradient_clip_val)
+
     def on_fit_start(self) -> None:
         """With ``task.head.composition_fit=first``, fit the composition path on the training split
         unless a checkpoint already brought a fit."""
+        self.readout_trains = None
         path = self.head.composition
         if isinstance(path, FittedKmerComposition) and not bool(path.fitted):
             fit = fit_composition_path(path, self.trainer.datamodule, self.config.max_input_tokens - 2,
