@@ -108,7 +108,8 @@ def test_local_multirun_with_ddp_runs_each_job_on_its_own_ranks(tmp_path, monkey
 def test_ddp_trains_a_hybrid_cls_classifier_whose_every_parameter_is_used(tmp_path):
     """``model=hybrid_tiny`` (stem pooling 4 bases per token, upsampling path) behind a ``cls`` head
     on two gloo ranks: DDP refuses a parameter without a gradient, so this fails if any stem part
-    does not shape the [CLS] logits."""
+    does not shape the [CLS] logits, or if the network's read-out (task.network_readout), which
+    does not train without a kept composition path, gets none."""
     from tests.classify.conftest import TINY, mapping, planted, write_fasta_per_class
 
     files = write_fasta_per_class(tmp_path / "fa", planted(16, seed=0))
@@ -116,7 +117,8 @@ def test_ddp_trains_a_hybrid_cls_classifier_whose_every_parameter_is_used(tmp_pa
     result = run_cli("bigbird_dna.train", f"hydra.run.dir={run_dir}", "task=classify", "data=classify",
                      f"data.train={mapping(files)}", *TINY, "model=hybrid_tiny", "model.stem.channels=16",
                      "data.baselines.enabled=false", "data.batch_size=4", "data.val_fraction=0.25",
-                     "task.head.pooling=cls", "trainer.max_steps=3", "trainer.val_check_interval=3",
+                     "task.head.pooling=cls", "task.network_readout=1.0",  # no path: the read-out times zero
+                     "trainer.max_steps=3", "trainer.val_check_interval=3",
                      "trainer.check_val_every_n_epoch=null", "trainer.accelerator=cpu", "trainer.devices=2",
                      "trainer.strategy=ddp", env={"BIGBIRD_DNA_CACHE": str(tmp_path / "cache")}, timeout=600)
     assert result.returncode == 0, result.stderr[-4000:]
@@ -126,7 +128,8 @@ def test_ddp_trains_a_hybrid_cls_classifier_whose_every_parameter_is_used(tmp_pa
 def test_ddp_ranks_start_training_with_rank_0s_composition_fit(tmp_path):
     """Lambda windows labelled by GC share (the fit is kept: its LR scores GC exactly, the judge CNN
     less) on two gloo ranks: the fit, its judge and the broadcast of rank 0's fit run without a
-    collective mismatch, and both ranks start training with the same kept fit."""
+    collective mismatch, and both ranks start training with the same kept fit (beside which the
+    network's read-out trains)."""
     from tests.model.test_composition_fit import lambda_windows_by_gc
     from tests.training.test_weight_averaging import SCHEDULE
 
@@ -136,7 +139,7 @@ def test_ddp_ranks_start_training_with_rank_0s_composition_fit(tmp_path):
     result = run_cli("bigbird_dna.train", f"hydra.run.dir={run_dir}", *SCHEDULE, f"data.train={table}",
                      "data.batch_size=32", "tokenizer=char", "task.head.composition=3",
                      "task.head.composition_fit=first", "data.val_fraction=0.34", "data.baselines.enabled=true",
-                     "trainer.max_epochs=1",
+                     "trainer.max_epochs=1", "task.network_readout=1.0",  # a kept path: the read-out trains
                      "trainer.accelerator=cpu", "trainer.devices=2", "trainer.strategy=ddp",
                      "+callbacks.paths._target_=tests.faults.callbacks.RecordCompositionPath",
                      f"+callbacks.paths.folder={paths}", env={"BIGBIRD_DNA_CACHE": str(tmp_path / "cache")},
